@@ -1,0 +1,44 @@
+package io.sluice.cli;
+
+import java.io.PrintStream;
+import java.util.Arrays;
+
+/**
+ * The {@code sluice} command: {@code sluice [demo]} runs the bundled demo on the in-memory store. Further
+ * subcommands ({@code replay}, {@code serve}, {@code bench}) are added by their modules as they land.
+ */
+public final class Main {
+
+    private Main() {}
+
+    public static void main(String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    /** Runs a subcommand; returns the process exit code. */
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        String command = args.length == 0 ? "demo" : args[0];
+        String[] rest = args.length == 0 ? args : Arrays.copyOfRange(args, 1, args.length);
+        switch (command) {
+            case "demo":
+                return Demo.run(rest, out, err);
+            case "help":
+            case "-h":
+            case "--help":
+                usage(out);
+                return 0;
+            default:
+                err.println("sluice: unknown command '" + command + "'");
+                usage(err);
+                return 2;
+        }
+    }
+
+    private static void usage(PrintStream out) {
+        out.println("usage: sluice [command]");
+        out.println();
+        out.println("commands:");
+        out.println("  demo    every algorithm decides the same burst of requests on the in-memory store (default)");
+        out.println("  help    this text");
+    }
+}

@@ -1,0 +1,150 @@
+package io.sluice;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * What a limiter decided for one request, and why: enough for {@code Retry-After} and the IETF
+ * {@code RateLimit} / {@code RateLimit-Policy} header fields.
+ *
+ * <p>For a rule of several limits, {@link #remaining()} is the smallest across its limits, {@link #limit()}
+ * names the limit that rejected (the one with the longest retry-after when several did) or, when admitted,
+ * the tightest one (fewest remaining), and the wait is the longest any limit asked for. Immutable.
+ */
+public final class Decision {
+
+    /** {@link #lease()} when no lease was granted. */
+    public static final long NO_LEASE = -1;
+
+    private final boolean allowed;
+    private final long granted;
+    private final long remaining;
+    private final long retryAfterMicros;
+    private final long resetAfterMicros;
+    private final long waitMicros;
+    private final String limit;
+    private final long lease;
+
+    /**
+     * Creates a decision; stores build these, users read them.
+     *
+     * @throws IllegalArgumentException when a count or duration is negative, or {@code limit} is null
+     */
+    public Decision(boolean allowed, long granted, long remaining, long retryAfterMicros, long resetAfterMicros,
+                    long waitMicros, String limit, long lease) {
+        if (granted < 0 || remaining < 0 || retryAfterMicros < 0 || resetAfterMicros < 0 || waitMicros < 0) {
+            throw new IllegalArgumentException("decision fields must be non-negative: granted=" + granted
+                    + ", remaining=" + remaining + ", retryAfterMicros=" + retryAfterMicros + ", resetAfterMicros="
+                    + resetAfterMicros + ", waitMicros=" + waitMicros);
+        }
+        this.allowed = allowed;
+        this.granted = granted;
+        this.remaining = remaining;
+        this.retryAfterMicros = retryAfterMicros;
+        this.resetAfterMicros = resetAfterMicros;
+        this.waitMicros = waitMicros;
+        this.limit = Checks.notNull(limit, "limit");
+        this.lease = lease;
+    }
+
+    /** Whether the request was admitted (for a partial grant: whether at least one permit was granted). */
+    public boolean allowed() {
+        return allowed;
+    }
+
+    /** Permits granted: the requested count, fewer for a partial grant, 0 when rejected or peeked. */
+    public long granted() {
+        return granted;
+    }
+
+    /** Permits still available after this decision, the smallest across the rule's limits. */
+    public long remaining() {
+        return remaining;
+    }
+
+    /**
+     * When rejected, how long until the same request could pass if nothing else happened, in microseconds
+     * (0 when allowed). {@link Long#MAX_VALUE} when no amount of waiting alone would do.
+     */
+    public long retryAfterMicros() {
+        return retryAfterMicros;
+    }
+
+    /** {@link #retryAfterMicros()} as a duration. */
+    public Duration retryAfter() {
+        return toDuration(retryAfterMicros);
+    }
+
+    /** Whole seconds for a {@code Retry-After} header: rounded up, never down. */
+    public long retryAfterSeconds() {
+        return retryAfterMicros == Long.MAX_VALUE ? Long.MAX_VALUE : (retryAfterMicros + 999_999) / 1_000_000;
+    }
+
+    /** Microseconds until every limit of the rule is back to its full (empty) state. */
+    public long resetAfterMicros() {
+        return resetAfterMicros;
+    }
+
+    /** {@link #resetAfterMicros()} as a duration. */
+    public Duration resetAfter() {
+        return toDuration(resetAfterMicros);
+    }
+
+    /**
+     * For an admitted reservation, how long the caller must wait before using the permits, in microseconds
+     * ({@link RateLimiter#acquire} has already slept it); 0 otherwise.
+     */
+    public long waitMicros() {
+        return waitMicros;
+    }
+
+    /** {@link #waitMicros()} as a duration. */
+    public Duration waitTime() {
+        return toDuration(waitMicros);
+    }
+
+    /** The name of the limit that decided. */
+    public String limit() {
+        return limit;
+    }
+
+    /** The lease granted by a {@code concurrency} limit, to pass to {@link RateLimiter#release}; else {@link #NO_LEASE}. */
+    public long lease() {
+        return lease;
+    }
+
+    private static Duration toDuration(long micros) {
+        return micros == Long.MAX_VALUE ? ChronoUnitHolder.FOREVER
+                : Duration.ofSeconds(micros / 1_000_000, (micros % 1_000_000) * 1_000);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (this == o) {
+            return true;
+        }
+        if (!(o instanceof Decision d)) {
+            return false;
+        }
+        return allowed == d.allowed && granted == d.granted && remaining == d.remaining
+                && retryAfterMicros == d.retryAfterMicros && resetAfterMicros == d.resetAfterMicros
+                && waitMicros == d.waitMicros && lease == d.lease && limit.equals(d.limit);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(allowed, granted, remaining, retryAfterMicros, resetAfterMicros, waitMicros, limit, lease);
+    }
+
+    @Override
+    public String toString() {
+        return "Decision{" + (allowed ? "allowed" : "rejected") + ", granted=" + granted + ", remaining=" + remaining
+                + ", retryAfterMicros=" + retryAfterMicros + ", resetAfterMicros=" + resetAfterMicros
+                + ", waitMicros=" + waitMicros + ", limit=" + limit + (lease == NO_LEASE ? "" : ", lease=" + lease)
+                + "}";
+    }
+
+    private static final class ChronoUnitHolder {
+        static final Duration FOREVER = Duration.ofSeconds(Long.MAX_VALUE / 1_000_000);
+    }
+}

@@ -1,0 +1,70 @@
+package io.sluice;
+
+import java.time.Duration;
+
+/**
+ * {@code refresh_period}: Resilience4j's {@code AtomicRateLimiter}, per key: {@code limitForPeriod} permits
+ * per cycle of {@code refreshPeriod}; cycles are counted from the key's first request (the moment Resilience4j
+ * would have created the limiter).
+ *
+ * <p>At the start of each cycle the available permits are topped up to {@code limitForPeriod} (debt from
+ * reservations is paid first). A request that does not fit may <em>reserve</em> permits of future cycles when
+ * the wait fits in its timeout, driving the available count negative, exactly as
+ * {@code AtomicRateLimiter.reservePermission}. Guarantee: at most {@code limitForPeriod} permits become
+ * usable per cycle. The key expires once it has been idle with full permits for a whole cycle; the next
+ * request then starts a new cycle phase, as a freshly created limiter would. Memory: three integers per key.
+ *
+ * <p>Changing {@code limitForPeriod} takes effect from the next cycle (Resilience4j's
+ * {@code changeLimitForPeriod}); changing {@code refreshPeriod} keeps the cycle origin and recounts cycles.
+ *
+ * @param name           default {@code "refresh_period"}
+ * @param limitForPeriod permits per cycle, in [1, {@link Limit#MAX_COUNT}]
+ * @param refreshPeriod  the cycle length, whole microseconds in [1 µs, 366 days]
+ * @param timeout        the wait {@link RateLimiter#acquire(String, long)} accepts when no explicit maximum is
+ *                       given (Resilience4j's {@code timeoutDuration}), in [0, 366 days]; default 5 s
+ */
+public record RefreshPeriod(String name, long limitForPeriod, Duration refreshPeriod, Duration timeout)
+        implements Limit {
+
+    /** @throws IllegalArgumentException naming the invalid field and its accepted range */
+    public RefreshPeriod {
+        Checks.name(name, "name");
+        Checks.count(limitForPeriod, "limit_for_period");
+        Checks.micros(refreshPeriod, "refresh_period");
+        Checks.micros(timeout, "timeout", 0);
+    }
+
+    /** {@code limitForPeriod} per {@code refreshPeriod}, Resilience4j's default timeout of 5 seconds. */
+    public static RefreshPeriod of(long limitForPeriod, Duration refreshPeriod) {
+        return new RefreshPeriod("refresh_period", limitForPeriod, refreshPeriod, Duration.ofSeconds(5));
+    }
+
+    @Override
+    public String algorithm() {
+        return "refresh_period";
+    }
+
+    @Override
+    public long maxPermits() {
+        return Long.MAX_VALUE;
+    }
+
+    @Override
+    public RefreshPeriod named(String name) {
+        return new RefreshPeriod(name, limitForPeriod, refreshPeriod, timeout);
+    }
+
+    /** Resilience4j's {@code changeLimitForPeriod}. */
+    public RefreshPeriod withLimitForPeriod(long limitForPeriod) {
+        return new RefreshPeriod(name, limitForPeriod, refreshPeriod, timeout);
+    }
+
+    public RefreshPeriod withRefreshPeriod(Duration refreshPeriod) {
+        return new RefreshPeriod(name, limitForPeriod, refreshPeriod, timeout);
+    }
+
+    /** Resilience4j's {@code changeTimeoutDuration}. */
+    public RefreshPeriod withTimeout(Duration timeout) {
+        return new RefreshPeriod(name, limitForPeriod, refreshPeriod, timeout);
+    }
+}

@@ -1,0 +1,226 @@
+package io.sluice.internal;
+
+import io.sluice.Decision;
+import io.sluice.Limit;
+import io.sluice.RateLimiter;
+import io.sluice.RefreshPeriod;
+import io.sluice.Request;
+import io.sluice.Rule;
+import io.sluice.Sleeper;
+import io.sluice.Store;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+
+/** The {@link RateLimiter} behind {@link RateLimiter#builder}: validation, then one store call per decision. */
+public final class DefaultRateLimiter implements RateLimiter {
+
+    private final Store store;
+    private final boolean ownsStore;
+    private final Sleeper sleeper;
+    private volatile Rule rule;
+
+    public DefaultRateLimiter(Rule rule, Store store, boolean ownsStore, Sleeper sleeper) {
+        this.rule = rule;
+        this.store = store;
+        this.ownsStore = ownsStore;
+        this.sleeper = sleeper;
+    }
+
+    @Override
+    public Rule rule() {
+        return rule;
+    }
+
+    @Override
+    public Decision tryAcquire(String key, long permits) {
+        Rule r = rule;
+        return store.decide(r, RateLimiter.checkKey(key), Request.tryAcquire(checkPermits(r, permits)));
+    }
+
+    @Override
+    public Decision tryAcquireAtMost(String key, long permits) {
+        return store.decide(rule, RateLimiter.checkKey(key), Request.tryAcquireAtMost(checkAtMost(permits)));
+    }
+
+    @Override
+    public Decision reserve(String key, long permits, Duration maxWait) {
+        Rule r = rule;
+        return store.decide(r, RateLimiter.checkKey(key),
+                Request.reserve(checkPermits(r, permits), checkMaxWait(maxWait)));
+    }
+
+    @Override
+    public Decision peek(String key, long permits) {
+        Rule r = rule;
+        if (permits != 0) {
+            checkPermits(r, permits);
+        }
+        return store.decide(r, RateLimiter.checkKey(key), Request.peek(permits));
+    }
+
+    @Override
+    public Decision acquire(String key, long permits) throws InterruptedException {
+        return acquire(key, permits, defaultMaxWait(rule));
+    }
+
+    @Override
+    public Decision acquire(String key, long permits, Duration maxWait) throws InterruptedException {
+        Rule r = rule;
+        RateLimiter.checkKey(key);
+        checkPermits(r, permits);
+        long budget = checkMaxWait(maxWait);
+        for (;;) {
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            Decision d = store.decide(rule, key, Request.reserve(permits, budget));
+            if (d.allowed()) {
+                sleeper.sleepMicros(d.waitMicros());
+                return d;
+            }
+            // Rejected: a reserving limit's wait exceeded the budget, or a window/concurrency limit is full.
+            // Poll the latter after its retry-after while the budget lasts; otherwise fail fast.
+            long pause = d.retryAfterMicros();
+            if (pause > budget) {
+                return d;
+            }
+            pause = Math.max(pause, 1);
+            sleeper.sleepMicros(pause);
+            budget = budget == Long.MAX_VALUE ? budget : budget - pause;
+        }
+    }
+
+    @Override
+    public boolean release(String key, long lease) {
+        return store.release(rule, RateLimiter.checkKey(key), lease);
+    }
+
+    @Override
+    public void reset(String key) {
+        store.reset(rule, RateLimiter.checkKey(key));
+    }
+
+    @Override
+    public synchronized void updateLimit(Limit limit) {
+        if (limit == null) {
+            throw new IllegalArgumentException("limit must not be null");
+        }
+        Rule r = rule;
+        if (r.limit(limit.name()) == null) {
+            throw new IllegalArgumentException("limit must name one of rule '" + r.name() + "''s limits "
+                    + r.limits().stream().map(Limit::name).toList() + ", was '" + limit.name() + "'");
+        }
+        rule = r.withLimit(limit);
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(String key, long permits) {
+        Rule r = rule;
+        return store.decideAsync(r, RateLimiter.checkKey(key), Request.tryAcquire(checkPermits(r, permits)));
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireAtMostAsync(String key, long permits) {
+        return store.decideAsync(rule, RateLimiter.checkKey(key), Request.tryAcquireAtMost(checkAtMost(permits)));
+    }
+
+    @Override
+    public CompletableFuture<Decision> reserveAsync(String key, long permits, Duration maxWait) {
+        Rule r = rule;
+        return store.decideAsync(r, RateLimiter.checkKey(key),
+                Request.reserve(checkPermits(r, permits), checkMaxWait(maxWait)));
+    }
+
+    @Override
+    public CompletableFuture<Decision> acquireAsync(String key, long permits, Duration maxWait) {
+        Rule r = rule;
+        RateLimiter.checkKey(key);
+        checkPermits(r, permits);
+        return acquireAsync(key, permits, checkMaxWait(maxWait));
+    }
+
+    private CompletableFuture<Decision> acquireAsync(String key, long permits, long budget) {
+        return store.decideAsync(rule, key, Request.reserve(permits, budget)).thenCompose(d -> {
+            if (d.allowed()) {
+                return after(d.waitMicros()).thenApply(x -> d);
+            }
+            long pause = d.retryAfterMicros();
+            if (pause > budget) {
+                return CompletableFuture.completedFuture(d);
+            }
+            long p = Math.max(pause, 1);
+            long rest = budget == Long.MAX_VALUE ? budget : budget - p;
+            return after(p).thenCompose(x -> acquireAsync(key, permits, rest));
+        });
+    }
+
+    private static CompletableFuture<Void> after(long micros) {
+        if (micros <= 0) {
+            return CompletableFuture.completedFuture(null);
+        }
+        Executor delayed = CompletableFuture.delayedExecutor(micros, TimeUnit.MICROSECONDS);
+        return CompletableFuture.runAsync(() -> { }, delayed);
+    }
+
+    @Override
+    public CompletableFuture<Decision> peekAsync(String key, long permits) {
+        Rule r = rule;
+        if (permits != 0) {
+            checkPermits(r, permits);
+        }
+        return store.decideAsync(r, RateLimiter.checkKey(key), Request.peek(permits));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> releaseAsync(String key, long lease) {
+        return store.releaseAsync(rule, RateLimiter.checkKey(key), lease);
+    }
+
+    @Override
+    public void close() {
+        if (ownsStore) {
+            store.close();
+        }
+    }
+
+    private static long checkPermits(Rule rule, long permits) {
+        long max = Math.min(rule.maxPermits(), Limit.MAX_COUNT);
+        if (permits < 1 || permits > max) {
+            throw new IllegalArgumentException("permits must be in [1, " + max + "] for rule '" + rule.name()
+                    + "', was " + permits);
+        }
+        return permits;
+    }
+
+    private static long checkAtMost(long permits) {
+        if (permits < 1 || permits > Limit.MAX_COUNT) {
+            throw new IllegalArgumentException("permits must be in [1, " + Limit.MAX_COUNT + "], was " + permits);
+        }
+        return permits;
+    }
+
+    private static long checkMaxWait(Duration maxWait) {
+        if (maxWait == null || maxWait.isNegative()) {
+            throw new IllegalArgumentException("maxWait must be a non-negative duration, was " + maxWait);
+        }
+        if (maxWait.compareTo(FOREVER) >= 0) {
+            return Long.MAX_VALUE;
+        }
+        return maxWait.toNanos() / 1_000;
+    }
+
+    /** Durations this long or longer mean "wait as long as it takes". */
+    private static final Duration FOREVER = Duration.ofDays(365L * 1000);
+
+    private static Duration defaultMaxWait(Rule rule) {
+        Duration min = null;
+        for (Limit l : rule.limits()) {
+            if (l instanceof RefreshPeriod rp && (min == null || rp.timeout().compareTo(min) < 0)) {
+                min = rp.timeout();
+            }
+        }
+        return min == null ? FOREVER : min;
+    }
+}

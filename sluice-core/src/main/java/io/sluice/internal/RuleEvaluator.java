@@ -1,0 +1,96 @@
+package io.sluice.internal;
+
+import io.sluice.Decision;
+import io.sluice.Request;
+import io.sluice.internal.algorithm.Algorithm;
+import io.sluice.internal.algorithm.Step;
+
+/**
+ * Decides one request under every limit of a rule, all or nothing, as a pure function of the limits' states.
+ *
+ * <p>Each limit steps on its own state. When every limit admits, every limit's {@code admitted} state is
+ * committed; when any rejects, every limit's {@code rejected} state is (the unchanged state, except a
+ * {@code count_rejected} limit recording the attempt), so a rejected request charges nothing. A best-effort
+ * request first asks each limit how many it could grant and then steps all of them with the smallest count.
+ * The Redis Lua scripts follow the same order of operations.
+ */
+public final class RuleEvaluator {
+
+    private RuleEvaluator() {}
+
+    /** A decision and the states to commit ({@code null} when nothing changes). */
+    public record Outcome(Decision decision, Object[] states) {}
+
+    public static Outcome evaluate(CompiledRule rule, Object[] states, long now, Request request) {
+        int n = rule.size();
+        long permits = request.permits();
+        long maxWait = request.op() == Request.Op.RESERVE ? request.maxWaitMicros() : 0;
+        if (request.op() == Request.Op.TRY_AT_MOST) {
+            long grantable = permits;
+            for (int i = 0; i < n && grantable > 0; i++) {
+                grantable = Math.min(grantable, rule.algorithm(i).grantable(states[i], now, grantable));
+            }
+            // Nothing grantable: step one permit so the rejection carries a meaningful retry-after.
+            permits = Math.max(grantable, 1);
+        }
+        @SuppressWarnings("unchecked")
+        Step<Object>[] steps = new Step[n];
+        boolean allowed = true;
+        for (int i = 0; i < n; i++) {
+            Algorithm<Object> algorithm = rule.algorithm(i);
+            steps[i] = algorithm.step(states[i], now, permits, maxWait);
+            allowed &= steps[i].allowed();
+        }
+        Decision decision = allowed ? admitted(rule, steps, request, permits) : rejected(rule, steps);
+        if (request.op() == Request.Op.PEEK) {
+            return new Outcome(decision, null);
+        }
+        Object[] next = new Object[n];
+        boolean changed = false;
+        for (int i = 0; i < n; i++) {
+            next[i] = allowed ? steps[i].admitted() : steps[i].rejected();
+            changed |= next[i] != states[i];
+        }
+        return new Outcome(decision, changed ? next : null);
+    }
+
+    private static Decision admitted(CompiledRule rule, Step<Object>[] steps, Request request, long permits) {
+        int tightest = 0;
+        long wait = 0;
+        long reset = 0;
+        long lease = Decision.NO_LEASE;
+        for (int i = 0; i < steps.length; i++) {
+            Step<Object> s = steps[i];
+            if (s.remaining() < steps[tightest].remaining()) {
+                tightest = i;
+            }
+            wait = Math.max(wait, s.waitMicros());
+            reset = Math.max(reset, s.resetAfterMicros());
+            if (s.lease() >= 0) {
+                lease = s.lease();
+            }
+        }
+        long granted = request.op() == Request.Op.PEEK ? 0 : permits;
+        if (request.op() == Request.Op.PEEK) {
+            lease = Decision.NO_LEASE;
+        }
+        return new Decision(true, granted, steps[tightest].remaining(), 0, reset, wait,
+                rule.algorithm(tightest).limit().name(), lease);
+    }
+
+    private static Decision rejected(CompiledRule rule, Step<Object>[] steps) {
+        int decider = -1;
+        long remaining = Long.MAX_VALUE;
+        long reset = 0;
+        for (int i = 0; i < steps.length; i++) {
+            Step<Object> s = steps[i];
+            remaining = Math.min(remaining, s.remaining());
+            reset = Math.max(reset, s.resetAfterMicros());
+            if (!s.allowed() && (decider < 0 || s.retryAfterMicros() > steps[decider].retryAfterMicros())) {
+                decider = i;
+            }
+        }
+        return new Decision(false, 0, remaining, steps[decider].retryAfterMicros(), reset, 0,
+                rule.algorithm(decider).limit().name(), Decision.NO_LEASE);
+    }
+}

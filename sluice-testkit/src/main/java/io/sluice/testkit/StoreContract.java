@@ -1,0 +1,442 @@
+package io.sluice.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sluice.Concurrency;
+import io.sluice.Decision;
+import io.sluice.FixedWindow;
+import io.sluice.Gcra;
+import io.sluice.LeakyBucket;
+import io.sluice.Limit;
+import io.sluice.RateLimiter;
+import io.sluice.RefreshPeriod;
+import io.sluice.RollingWindow;
+import io.sluice.Rule;
+import io.sluice.SlidingLog;
+import io.sluice.SlidingWindow;
+import io.sluice.SmoothBursty;
+import io.sluice.SmoothWarmingUp;
+import io.sluice.Store;
+import io.sluice.TokenBucket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The contract every {@link Store} passes, unchanged: memory, Redis (standalone and cluster), local-first and
+ * remote stores extend this class and supply {@link #newStore}. Time is a {@link ManualClock} the store must
+ * use as its time source (a Redis store in client-time mode), so every timeline below is exact.
+ *
+ * <p>Each test uses a fresh rule name and keys, so stores may be shared between tests.
+ */
+public abstract class StoreContract {
+
+    /** A store that reads time from {@code clock}. */
+    protected abstract Store newStore(ManualClock clock);
+
+    /** Threads used by the concurrency test. */
+    protected int threads() {
+        return 16;
+    }
+
+    protected ManualClock clock;
+    protected Store store;
+    private final List<RateLimiter> limiters = new ArrayList<>();
+
+    @BeforeEach
+    void openStore() {
+        clock = new ManualClock();
+        store = newStore(clock);
+    }
+
+    @AfterEach
+    void closeStore() {
+        limiters.forEach(RateLimiter::close);
+        store.close();
+    }
+
+    /** A limiter on the shared store with a rule name no other test uses. */
+    protected RateLimiter limiter(Limit... limits) {
+        RateLimiter l = RateLimiter.builder(Rule.of("contract-" + UUID.randomUUID(), limits))
+                .store(store).sleeper(clock).build();
+        limiters.add(l);
+        return l;
+    }
+
+    private static final long MS = 1_000;
+    private static final long S = 1_000_000;
+
+    // ---------------------------------------------------------------- fixed_window
+
+    @Test
+    void fixedWindowAdmitsLimitPerEpochAlignedWindow() {
+        RateLimiter l = limiter(FixedWindow.of(3, Duration.ofSeconds(1)));
+        assertThat(l.tryAcquire("k").remaining()).isEqualTo(2);
+        assertThat(l.tryAcquire("k").remaining()).isEqualTo(1);
+        assertThat(l.tryAcquire("k").remaining()).isEqualTo(0);
+        clock.advanceMillis(250);
+        Decision rejected = l.tryAcquire("k");
+        assertThat(rejected.allowed()).isFalse();
+        assertThat(rejected.retryAfterMicros()).isEqualTo(750 * MS);
+        assertThat(rejected.limit()).isEqualTo("fixed_window");
+        clock.advanceMillis(750);
+        assertThat(l.tryAcquire("k").allowed()).isTrue();
+    }
+
+    @Test
+    void fixedWindowAllowsDoubleBurstAcrossBoundary() {
+        RateLimiter l = limiter(FixedWindow.of(3, Duration.ofSeconds(1)));
+        clock.advanceMillis(999);
+        assertThat(l.tryAcquire("k", 3).allowed()).isTrue();
+        clock.advanceMillis(1);
+        assertThat(l.tryAcquire("k", 3).allowed()).isTrue();
+    }
+
+    // ---------------------------------------------------------------- sliding_log
+
+    @Test
+    void slidingLogIsExactInEveryWindowAndKeepsSameMicrosecondEvents() {
+        RateLimiter l = limiter(SlidingLog.of(3, Duration.ofSeconds(1)));
+        assertThat(l.tryAcquire("k").allowed()).isTrue();
+        assertThat(l.tryAcquire("k").allowed()).isTrue();
+        assertThat(l.tryAcquire("k").allowed()).isTrue();
+        clock.advanceMillis(300);
+        Decision d = l.tryAcquire("k");
+        assertThat(d.allowed()).isFalse();
+        assertThat(d.retryAfterMicros()).isEqualTo(700 * MS);
+        clock.advanceMillis(699);
+        assertThat(l.tryAcquire("k").allowed()).isFalse();
+        clock.advanceMillis(1);
+        assertThat(l.tryAcquire("k", 3).allowed()).isTrue();
+    }
+
+    // ---------------------------------------------------------------- sliding_window
+
+    @Test
+    void slidingWindowWeighsThePreviousWindow() {
+        RateLimiter l = limiter(SlidingWindow.of(10, Duration.ofSeconds(1)));
+        assertThat(l.tryAcquire("k", 10).allowed()).isTrue();
+        assertThat(l.tryAcquire("k").allowed()).isFalse();
+        clock.advanceMillis(1500);
+        // previous = 10 weighted by half: 5 are counted, 5 remain.
+        assertThat(l.tryAcquire("k", 5).allowed()).isTrue();
+        assertThat(l.tryAcquire("k").allowed()).isFalse();
+    }
+
+    // ---------------------------------------------------------------- rolling_window
+
+    @Test
+    void rollingWindowGrantsWhatIsLeftBestEffort() {
+        RateLimiter l = limiter(RollingWindow.of(10, Duration.ofSeconds(1), Duration.ofMillis(100)));
+        assertThat(l.tryAcquire("k", 4).allowed()).isTrue();
+        Decision partial = l.tryAcquireAtMost("k", 15);
+        assertThat(partial.allowed()).isTrue();
+        assertThat(partial.granted()).isEqualTo(6);
+        assertThat(partial.remaining()).isEqualTo(0);
+        Decision none = l.tryAcquireAtMost("k", 1);
+        assertThat(none.allowed()).isFalse();
+        assertThat(none.granted()).isZero();
+        clock.advanceMillis(1200);
+        assertThat(l.tryAcquire("k", 10).allowed()).isTrue();
+    }
+
+    // ---------------------------------------------------------------- token_bucket
+
+    @Test
+    void tokenBucketRefillsGreedilyAndReserves() {
+        RateLimiter l = limiter(TokenBucket.of(10, 10, Duration.ofSeconds(1)));
+        assertThat(l.tryAcquire("k", 10).remaining()).isZero();
+        Decision d = l.tryAcquire("k");
+        assertThat(d.allowed()).isFalse();
+        assertThat(d.retryAfterMicros()).isEqualTo(100 * MS);
+        clock.advanceMillis(100);
+        assertThat(l.tryAcquire("k").allowed()).isTrue();
+        Decision r = l.reserve("k", 5, Duration.ofSeconds(1));
+        assertThat(r.allowed()).isTrue();
+        assertThat(r.waitMicros()).isEqualTo(500 * MS);
+        assertThat(l.reserve("k", 10, Duration.ofSeconds(1)).allowed()).isFalse();
+    }
+
+    // ---------------------------------------------------------------- gcra
+
+    @Test
+    void gcraReportsRedisRateValues() {
+        RateLimiter l = limiter(Gcra.of(10, Duration.ofSeconds(1)));
+        Decision first = l.tryAcquire("k");
+        assertThat(first.remaining()).isEqualTo(9);
+        assertThat(first.resetAfterMicros()).isEqualTo(100 * MS);
+        assertThat(l.tryAcquire("k", 9).remaining()).isZero();
+        Decision rejected = l.tryAcquire("k");
+        assertThat(rejected.allowed()).isFalse();
+        assertThat(rejected.retryAfterMicros()).isEqualTo(100 * MS);
+        assertThat(rejected.resetAfterMicros()).isEqualTo(S);
+        clock.advanceMillis(100);
+        assertThat(l.tryAcquire("k").allowed()).isTrue();
+    }
+
+    // ---------------------------------------------------------------- leaky_bucket
+
+    @Test
+    void leakyBucketDelaysTheBurstThenRejects() throws InterruptedException {
+        RateLimiter l = limiter(LeakyBucket.of(1, Duration.ofSeconds(1)).withBurst(5));
+        List<Long> waits = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            Decision d = l.reserve("k", 1, Duration.ofDays(1));
+            assertThat(d.allowed()).isTrue();
+            waits.add(d.waitMicros());
+        }
+        assertThat(waits).containsExactly(0L, S, 2 * S, 3 * S, 4 * S, 5 * S);
+        assertThat(l.reserve("k", 1, Duration.ofDays(1)).allowed()).isFalse();
+        assertThat(l.tryAcquire("other").allowed()).isTrue();
+        assertThat(l.tryAcquire("other").allowed()).isFalse();
+    }
+
+    @Test
+    void leakyBucketNodelayPassesTheBurstAtOnce() {
+        RateLimiter l = limiter(LeakyBucket.of(1, Duration.ofSeconds(1)).withBurst(5).withNodelay(true));
+        for (int i = 0; i < 6; i++) {
+            Decision d = l.tryAcquire("k");
+            assertThat(d.allowed()).isTrue();
+            assertThat(d.waitMicros()).isZero();
+        }
+        assertThat(l.tryAcquire("k").allowed()).isFalse();
+    }
+
+    // ---------------------------------------------------------------- smooth (Guava)
+
+    @Test
+    void smoothBurstyMatchesGuavaTestSimple() throws InterruptedException {
+        RateLimiter l = limiter(SmoothBursty.of(5.0));
+        l.acquire("k", 1, Duration.ofDays(1));
+        l.acquire("k", 1, Duration.ofDays(1));
+        l.acquire("k", 1, Duration.ofDays(1));
+        assertThat(clock.takeSleeps()).containsExactly(0L, 200 * MS, 200 * MS);
+    }
+
+    @Test
+    void smoothWarmingUpMatchesGuavaTestWarmUp() throws InterruptedException {
+        RateLimiter l = limiter(SmoothWarmingUp.of(2.0, Duration.ofMillis(4000)));
+        for (int i = 0; i < 8; i++) {
+            l.acquire("k", 1, Duration.ofDays(1));
+        }
+        // Guava RateLimiterTest.testWarmUp: R0.00, R1.38, R1.11, R0.83, R0.56, R0.50, R0.50, R0.50
+        assertThat(clock.takeSleeps().stream().map(us -> Math.round(us / 10_000.0) / 100.0))
+                .containsExactly(0.0, 1.38, 1.11, 0.83, 0.56, 0.5, 0.5, 0.5);
+    }
+
+    // ---------------------------------------------------------------- refresh_period (Resilience4j)
+
+    @Test
+    void refreshPeriodReservesPermitsOfTheNextCycle() {
+        RateLimiter l = limiter(RefreshPeriod.of(2, Duration.ofSeconds(1)));
+        assertThat(l.tryAcquire("k").allowed()).isTrue();
+        clock.advanceMillis(400);
+        assertThat(l.tryAcquire("k").allowed()).isTrue();
+        Decision rejected = l.tryAcquire("k");
+        assertThat(rejected.allowed()).isFalse();
+        assertThat(rejected.retryAfterMicros()).isEqualTo(600 * MS);
+        Decision reserved = l.reserve("k", 1, Duration.ofSeconds(1));
+        assertThat(reserved.allowed()).isTrue();
+        assertThat(reserved.waitMicros()).isEqualTo(600 * MS);
+        clock.advanceMillis(600);
+        assertThat(l.tryAcquire("k").allowed()).isTrue();
+        assertThat(l.tryAcquire("k").allowed()).isFalse();
+    }
+
+    // ---------------------------------------------------------------- concurrency
+
+    @Test
+    void concurrencyLeasesAreReleasedOrExpire() {
+        RateLimiter l = limiter(Concurrency.of(2, Duration.ofSeconds(10)));
+        Decision a = l.tryAcquire("k");
+        Decision b = l.tryAcquire("k");
+        assertThat(a.lease()).isNotEqualTo(Decision.NO_LEASE).isNotEqualTo(b.lease());
+        Decision full = l.tryAcquire("k");
+        assertThat(full.allowed()).isFalse();
+        assertThat(full.retryAfterMicros()).isEqualTo(10 * S);
+        assertThat(l.release("k", a.lease())).isTrue();
+        assertThat(l.release("k", a.lease())).isFalse();
+        Decision c = l.tryAcquire("k");
+        assertThat(c.allowed()).isTrue();
+        clock.advance(Duration.ofSeconds(10));
+        assertThat(l.release("k", b.lease())).isFalse();
+        assertThat(l.tryAcquire("k", 2).allowed()).isTrue();
+    }
+
+    // ---------------------------------------------------------------- rules of several limits
+
+    @Test
+    void aRejectedRequestChargesNoLimit() {
+        RateLimiter l = limiter(FixedWindow.of(5, Duration.ofMinutes(1)),
+                TokenBucket.of(3, 1, Duration.ofSeconds(10)));
+        assertThat(l.tryAcquire("k", 3).allowed()).isTrue();
+        for (int i = 0; i < 10; i++) {
+            Decision d = l.tryAcquire("k");
+            assertThat(d.allowed()).isFalse();
+            assertThat(d.limit()).isEqualTo("token_bucket");
+        }
+        clock.advance(Duration.ofSeconds(10));
+        assertThat(l.tryAcquire("k").allowed()).isTrue();
+        clock.advance(Duration.ofSeconds(10));
+        Decision fifth = l.tryAcquire("k");
+        assertThat(fifth.allowed()).isTrue();
+        assertThat(fifth.remaining()).isZero();
+        assertThat(fifth.limit()).isEqualTo("fixed_window");
+        clock.advance(Duration.ofSeconds(10));
+        Decision sixth = l.tryAcquire("k");
+        assertThat(sixth.allowed()).isFalse();
+        assertThat(sixth.limit()).isEqualTo("fixed_window");
+    }
+
+    @Test
+    void bestEffortGrantsTheSmallestAmountEveryLimitAllows() {
+        RateLimiter l = limiter(FixedWindow.of(8, Duration.ofMinutes(1)),
+                TokenBucket.of(5, 1, Duration.ofSeconds(1)));
+        Decision d = l.tryAcquireAtMost("k", 7);
+        assertThat(d.granted()).isEqualTo(5);
+        assertThat(d.remaining()).isZero();
+        clock.advance(Duration.ofSeconds(10));
+        Decision e = l.tryAcquireAtMost("k", 7);
+        assertThat(e.granted()).isEqualTo(3);
+        assertThat(e.limit()).isEqualTo("fixed_window");
+    }
+
+    @Test
+    void peekChargesNothing() {
+        RateLimiter l = limiter(FixedWindow.of(2, Duration.ofMinutes(1)));
+        assertThat(l.peek("k", 0).remaining()).isEqualTo(2);
+        Decision p = l.peek("k", 2);
+        assertThat(p.allowed()).isTrue();
+        assertThat(p.granted()).isZero();
+        assertThat(l.tryAcquire("k", 2).allowed()).isTrue();
+        assertThat(l.peek("k", 1).allowed()).isFalse();
+        assertThat(l.peek("k", 0).remaining()).isZero();
+    }
+
+    @Test
+    void keysAndRulesAreIsolated() {
+        RateLimiter a = limiter(FixedWindow.of(1, Duration.ofMinutes(1)));
+        RateLimiter b = limiter(FixedWindow.of(1, Duration.ofMinutes(1)));
+        assertThat(a.tryAcquire("k").allowed()).isTrue();
+        assertThat(a.tryAcquire("k2").allowed()).isTrue();
+        assertThat(b.tryAcquire("k").allowed()).isTrue();
+        assertThat(a.tryAcquire("k").allowed()).isFalse();
+    }
+
+    @Test
+    void resetForgetsTheKey() {
+        RateLimiter l = limiter(FixedWindow.of(1, Duration.ofMinutes(1)), SlidingLog.of(1, Duration.ofMinutes(1)));
+        assertThat(l.tryAcquire("k").allowed()).isTrue();
+        assertThat(l.tryAcquire("k").allowed()).isFalse();
+        l.reset("k");
+        assertThat(l.tryAcquire("k").allowed()).isTrue();
+    }
+
+    @Test
+    void acquireWaitsForWindowsByPollingAndFailsFastBeyondMaxWait() throws InterruptedException {
+        RateLimiter l = limiter(FixedWindow.of(1, Duration.ofSeconds(1)));
+        assertThat(l.acquire("k", 1, Duration.ZERO).allowed()).isTrue();
+        Decision tooLong = l.acquire("k", 1, Duration.ofMillis(999));
+        assertThat(tooLong.allowed()).isFalse();
+        assertThat(clock.takeSleeps()).containsExactly(0L);
+        Decision waited = l.acquire("k", 1, Duration.ofSeconds(1));
+        assertThat(waited.allowed()).isTrue();
+        assertThat(clock.takeSleeps()).containsExactly(S, 0L);
+    }
+
+    @Test
+    void acquireReservesNothingWhenTheWaitIsTooLong() throws InterruptedException {
+        RateLimiter l = limiter(TokenBucket.of(1, 1, Duration.ofSeconds(1)));
+        assertThat(l.tryAcquire("k").allowed()).isTrue();
+        assertThat(l.acquire("k", 1, Duration.ofMillis(500)).allowed()).isFalse();
+        clock.advanceMillis(1000);
+        assertThat(l.tryAcquire("k").allowed()).isTrue();
+    }
+
+    @Test
+    void updateLimitKeepsStateAsDocumented() {
+        RateLimiter l = limiter(TokenBucket.of(10, 1, Duration.ofSeconds(1)));
+        assertThat(l.tryAcquire("k", 10).allowed()).isTrue();
+        l.updateLimit(TokenBucket.of(20, 1, Duration.ofSeconds(1)));
+        assertThat(l.tryAcquire("k").allowed()).isFalse();
+        clock.advanceMillis(1000);
+        assertThat(l.tryAcquire("k").allowed()).isTrue();
+        RateLimiter f = limiter(FixedWindow.of(2, Duration.ofMinutes(1)));
+        assertThat(f.tryAcquire("k", 2).allowed()).isTrue();
+        f.updateLimit(FixedWindow.of(3, Duration.ofMinutes(1)));
+        assertThat(f.tryAcquire("k").remaining()).isZero();
+        assertThatThrownBy(() -> f.updateLimit(FixedWindow.of(3, Duration.ofMinutes(1)).named("nope")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("limit");
+    }
+
+    @Test
+    void asyncVariantsDecideLikeTheSyncOnes() throws Exception {
+        RateLimiter l = limiter(FixedWindow.of(2, Duration.ofMinutes(1)), Concurrency.of(5, Duration.ofSeconds(5)));
+        Decision a = l.tryAcquireAsync("k", 1).get(5, TimeUnit.SECONDS);
+        assertThat(a.allowed()).isTrue();
+        assertThat(l.peekAsync("k", 1).get(5, TimeUnit.SECONDS).allowed()).isTrue();
+        assertThat(l.tryAcquireAtMostAsync("k", 5).get(5, TimeUnit.SECONDS).granted()).isEqualTo(1);
+        assertThat(l.reserveAsync("k", 1, Duration.ZERO).get(5, TimeUnit.SECONDS).allowed()).isFalse();
+        assertThat(l.releaseAsync("k", a.lease()).get(5, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<Decision> acquired = l.acquireAsync("other", 1, Duration.ZERO);
+        assertThat(acquired.get(5, TimeUnit.SECONDS).allowed()).isTrue();
+    }
+
+    @Test
+    void invalidRequestsFailBeforeAnythingIsCharged() {
+        RateLimiter l = limiter(FixedWindow.of(2, Duration.ofMinutes(1)));
+        assertThatThrownBy(() -> l.tryAcquire("k", 3)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("permits").hasMessageContaining("[1, 2]");
+        assertThatThrownBy(() -> l.tryAcquire("k", 0)).hasMessageContaining("permits");
+        assertThatThrownBy(() -> l.tryAcquire("", 1)).hasMessageContaining("key");
+        assertThatThrownBy(() -> l.tryAcquire(null, 1)).hasMessageContaining("key");
+        assertThatThrownBy(() -> l.tryAcquire("x".repeat(513), 1)).hasMessageContaining("key");
+        assertThatThrownBy(() -> l.reserve("k", 1, Duration.ofSeconds(-1))).hasMessageContaining("maxWait");
+        assertThat(l.tryAcquire("k", 2).allowed()).isTrue();
+    }
+
+    // ---------------------------------------------------------------- concurrency of callers
+
+    @Test
+    void manyThreadsOnOneKeyAdmitExactlyTheLimit() throws Exception {
+        RateLimiter l = limiter(FixedWindow.of(1000, Duration.ofHours(1)), SlidingLog.of(1500, Duration.ofHours(1)),
+                TokenBucket.of(2000, 1, Duration.ofHours(1)));
+        int n = threads();
+        ExecutorService pool = Executors.newFixedThreadPool(n);
+        CountDownLatch start = new CountDownLatch(1);
+        try {
+            List<Future<Integer>> results = new ArrayList<>();
+            for (int t = 0; t < n; t++) {
+                results.add(pool.submit(() -> {
+                    start.await();
+                    int admitted = 0;
+                    for (int i = 0; i < 150; i++) {
+                        if (l.tryAcquire("hot").allowed()) {
+                            admitted++;
+                        }
+                    }
+                    return admitted;
+                }));
+            }
+            start.countDown();
+            int total = 0;
+            for (Future<Integer> f : results) {
+                total += f.get(60, TimeUnit.SECONDS);
+            }
+            assertThat(total).isEqualTo(1000);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}
