@@ -53,6 +53,17 @@ final class Checks {
         return value;
     }
 
+    /** Slowest rate accepted: one permit per 366 days, so every interval fits the supported durations. */
+    static final double MIN_RATE = 1.0 / 31_622_400;
+
+    static double rate(double value, String field) {
+        if (Double.isNaN(value) || Double.isInfinite(value) || value < MIN_RATE || value > 1_000_000.0) {
+            throw new IllegalArgumentException(field + " must be a finite number in [" + MIN_RATE
+                    + " (one per 366 days), 1000000.0], was " + value);
+        }
+        return value;
+    }
+
     static String name(String name, String field) {
         if (name == null || name.isEmpty()) {
             throw new IllegalArgumentException(field + " must be a non-empty string");

@@ -33,7 +33,7 @@ public record Gcra(String name, long limit, Duration period, long burst) impleme
             throw new IllegalArgumentException("limit must be in [1, " + p + "] (at most one permit per microsecond"
                     + " of period=" + period + "), was " + limit);
         }
-        if ((double) burst * (double) ((p + limit - 1) / limit) > 9.007199254740992E15) {
+        if (burst > (1L << 53) / ((p + limit - 1) / limit)) {
             throw new IllegalArgumentException("burst must keep burst*period/limit <= 2^53 us, was " + burst);
         }
     }

@@ -33,6 +33,10 @@ public record LeakyBucket(String name, long limit, Duration period, long burst, 
         Checks.micros(period, "period");
         Checks.count(burst, "burst", 0, 1_000_000_000L);
         Checks.count(delay, "delay", 0, burst);
+        if (nodelay && delay > 0) {
+            throw new IllegalArgumentException("delay must be 0 when nodelay is set (nginx accepts one or the other), was "
+                    + delay);
+        }
     }
 
     /** nginx {@code limit_req} with {@code rate=limit/period} and no burst. */

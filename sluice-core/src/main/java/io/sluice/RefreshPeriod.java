@@ -10,9 +10,16 @@ import java.time.Duration;
  * <p>At the start of each cycle the available permits are topped up to {@code limitForPeriod} (debt from
  * reservations is paid first). A request that does not fit may <em>reserve</em> permits of future cycles when
  * the wait fits in its timeout, driving the available count negative, exactly as
- * {@code AtomicRateLimiter.reservePermission}. Guarantee: at most {@code limitForPeriod} permits become
- * usable per cycle. The key expires once it has been idle with full permits for a whole cycle; the next
- * request then starts a new cycle phase, as a freshly created limiter would. Memory: three integers per key.
+ * {@code AtomicRateLimiter.reservePermission}. Guarantee: no cycle's permits are handed out twice. Without
+ * reservations at most {@code limitForPeriod} permits become usable per cycle; a reservation may combine what
+ * is left of its own cycle with the next cycle's refill, as in Resilience4j, so by the time permits become
+ * usable, n consecutive cycles see at most (n + 1) × {@code limitForPeriod} when no request asks for more
+ * than {@code limitForPeriod}, and the first k cycles of a key at most k × {@code limitForPeriod} in any case.
+ * A key without state can only reject a request for more than {@code limitForPeriod} permits (it would not
+ * store the rejected key, so retrying does not help: its retry-after is unbounded); such a request passes there
+ * iff its wait may cover the cycles it needs. The key expires once it has been idle with full permits for a
+ * whole cycle; the next request then starts a new cycle phase, as a freshly created limiter would. Memory:
+ * three integers per key.
  *
  * <p>Changing {@code limitForPeriod} takes effect from the next cycle (Resilience4j's
  * {@code changeLimitForPeriod}); changing {@code refreshPeriod} keeps the cycle origin and recounts cycles.

@@ -12,7 +12,8 @@ import java.time.Duration;
  * {@link RateLimiter#tryAcquireAtMost} it grants what is left (Istio's best-effort mode).
  *
  * <p>Changing the limit keeps the buckets; changing the window keeps them and expires them by the new
- * window; changing the bucket length keeps existing buckets and starts new ones at the new length.
+ * window (buckets that had already expired under the old window stay gone); changing the bucket length keeps
+ * existing buckets and starts new ones at the new length.
  *
  * @param name   default {@code "rolling_window"}
  * @param limit  permits per window, in [1, {@link Limit#MAX_COUNT}]

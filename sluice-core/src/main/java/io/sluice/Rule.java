@@ -51,7 +51,7 @@ public final class Rule {
      *                                  given, two limits share a name, or two are concurrency limits
      */
     public static Rule of(String name, Limit... limits) {
-        return new Rule(name, limits == null ? List.of() : List.of(limits));
+        return new Rule(name, limits == null ? List.of() : java.util.Arrays.asList(limits));
     }
 
     /** As {@link #of(String, Limit...)}. */

@@ -12,7 +12,8 @@ import java.time.Duration;
  * {@code limit} entries per key (older entries can never change a decision), hence {@code limit} is at most
  * {@link #MAX_LOG}.
  *
- * <p>Changing the limit or window keeps the log and judges it by the new parameters at once.
+ * <p>Changing the limit or window keeps the log and judges it by the new parameters at once (entries that had
+ * already left the old window stay gone). A raised limit sees only the newest old-limit permits of the log.
  *
  * @param name          default {@code "sliding_log"}
  * @param limit         permits per window, in [1, {@value #MAX_LOG}]

@@ -10,14 +10,16 @@ package io.sluice;
  * at once and pushes the <em>next</em> request's time back. {@link RateLimiter#tryAcquire} admits only when
  * the next free ticket has arrived (Guava's {@code tryAcquire(permits, 0, ...)}); {@link RateLimiter#reserve}
  * and {@link RateLimiter#acquire} admit when the wait fits in the timeout, exactly as Guava's
- * {@code tryAcquire(permits, timeout, unit)}. Memory: two numbers per key.
+ * {@code tryAcquire(permits, timeout, unit)}. A key that has been idle long enough to save a full burst is
+ * dropped and comes back as a new limiter, with nothing saved, as a cache of Guava limiters with
+ * {@code expireAfterAccess} would; that only ever makes it stricter. Memory: two numbers per key.
  *
  * <p>Changing the rate behaves like Guava's {@code setRate}: the key's state is brought up to date at the
  * old rate, stored permits are scaled by {@code newMaxPermits / oldMaxPermits}, and the next free ticket
  * (already paid at the old rate) is kept.
  *
  * @param name             default {@code "smooth_bursty"}
- * @param permitsPerSecond finite, in (0, 1,000,000]
+ * @param permitsPerSecond finite, in [1/31,622,400 (one per 366 days), 1,000,000]
  * @param maxBurstSeconds  finite, in [0, 31,622,400] (366 days); default 1.0, as Guava
  */
 public record SmoothBursty(String name, double permitsPerSecond, double maxBurstSeconds) implements Limit {
@@ -25,7 +27,7 @@ public record SmoothBursty(String name, double permitsPerSecond, double maxBurst
     /** @throws IllegalArgumentException naming the invalid field and its accepted range */
     public SmoothBursty {
         Checks.name(name, "name");
-        Checks.finite(permitsPerSecond, "permits_per_second", 0.0, 1_000_000.0);
+        Checks.rate(permitsPerSecond, "permits_per_second");
         if (maxBurstSeconds != 0.0) {
             Checks.finite(maxBurstSeconds, "max_burst_seconds", 0.0, 31_622_400.0);
         }

@@ -15,7 +15,7 @@ import java.time.Duration;
  * {@code newMaxPermits / oldMaxPermits}.
  *
  * @param name             default {@code "smooth_warming_up"}
- * @param permitsPerSecond finite, in (0, 1,000,000]
+ * @param permitsPerSecond finite, in [1/31,622,400 (one per 366 days), 1,000,000]
  * @param warmup           the warm-up period, whole microseconds in [1 µs, 366 days]
  * @param coldFactor       finite, in [1, 1000]; default 3.0, Guava's hard-coded value
  */
@@ -25,7 +25,7 @@ public record SmoothWarmingUp(String name, double permitsPerSecond, Duration war
     /** @throws IllegalArgumentException naming the invalid field and its accepted range */
     public SmoothWarmingUp {
         Checks.name(name, "name");
-        Checks.finite(permitsPerSecond, "permits_per_second", 0.0, 1_000_000.0);
+        Checks.rate(permitsPerSecond, "permits_per_second");
         Checks.micros(warmup, "warmup");
         if (coldFactor != 1.0) {
             Checks.finite(coldFactor, "cold_factor", 1.0, 1000.0);

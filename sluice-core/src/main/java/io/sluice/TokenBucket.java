@@ -17,7 +17,14 @@ import java.time.Duration;
  * example 1,000,000 per day reduces to 1 per 86.4 ms and is fine.
  *
  * <p>Changing parameters keeps the current tokens, capped at the new capacity (Bucket4j's
- * {@code TokensInheritanceStrategy.AS_IS}); the refill continues from the last refill time.
+ * {@code TokensInheritanceStrategy.AS_IS}); the refill continues from the last refill time. The partial token
+ * of a greedy refill is kept only when the reduced rate stays the same (otherwise less than one token is
+ * lost); switching to {@link Refill#INTERVAL_ALIGNED} joins the epoch grid at the current period.
+ *
+ * <p>A key's state is dropped once its bucket is full again, when it means the same as a new key. With
+ * {@code initialTokens < capacity} a full bucket admits more than a new key; it is dropped all the same (no
+ * state outlives what it describes) and the key comes back with {@code initialTokens}: stricter, never more
+ * permissive.
  *
  * @param name          default {@code "token_bucket"}
  * @param capacity      most tokens the bucket holds, in [1, {@link Limit#MAX_COUNT}]
@@ -34,7 +41,8 @@ public record TokenBucket(String name, long capacity, long refillTokens, Duratio
         /** Tokens trickle in continuously: {@code refillTokens} per period spread evenly (Bucket4j {@code refillGreedy}). */
         GREEDY,
         /** All {@code refillTokens} arrive at once when a whole period has passed since the previous refill
-         * (Bucket4j {@code refillIntervally}); periods are counted from the key's first request. */
+         * (Bucket4j {@code refillIntervally}); periods are counted from the key's first request, and from the
+         * first request after the bucket was full (a full bucket forgets its phase, like a new key). */
         INTERVAL,
         /** As {@link #INTERVAL}, but periods are aligned to the Unix epoch (Bucket4j
          * {@code refillIntervallyAligned} with the first refill at a multiple of the period since 1970). */
@@ -50,8 +58,7 @@ public record TokenBucket(String name, long capacity, long refillTokens, Duratio
         Checks.notNull(refill, "refill");
         Checks.count(initialTokens, "initial_tokens", 0, capacity);
         long g = gcd(refillTokens, period);
-        double product = (double) (refillTokens / g) * (double) (period / g);
-        if (product > 9.007199254740992E15) {
+        if (refillTokens / g > (1L << 53) / (period / g)) {
             throw new IllegalArgumentException("refill_tokens/refill_period must reduce to a fraction a/b with "
                     + "a*b <= 2^53 (a = tokens, b = microseconds), was " + refillTokens + "/" + refillPeriod);
         }

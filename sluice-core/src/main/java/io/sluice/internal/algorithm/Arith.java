@@ -15,6 +15,9 @@ public final class Arith {
      */
     public static final long MAX_TIME = 1L << 53;
 
+    /** A duration or instant beyond {@link #MAX_TIME}: "never". */
+    public static final long NEVER = Long.MAX_VALUE;
+
     private Arith() {}
 
     public static long micros(Duration d) {

@@ -8,8 +8,9 @@ package io.sluice.internal.algorithm;
  * @param allowed      whether this limit admits the request
  * @param waitMicros   for an admitted reservation, how long the caller must wait before using the permits
  * @param remaining    permits still available right after this decision (never negative)
- * @param retryAfterMicros when rejected, the wait after which the same request could pass if nothing else
- *                     happened; 0 when allowed
+ * @param retryAfterMicros when rejected, the wait after which the same permits would pass as a try (no wait)
+ *                     if nothing else happened; {@link Arith#NEVER} when waiting alone never lets them pass;
+ *                     0 when allowed
  * @param resetAfterMicros time until the limit is back to its full, empty state after this decision
  * @param admitted     the state to commit when the whole rule admits (null for a rejecting step)
  * @param rejected     the state to commit when the rule rejects

@@ -1,0 +1,136 @@
+package io.sluice.internal.algorithm;
+
+import io.sluice.Gcra;
+import io.sluice.Limit;
+
+/*
+ * gcra: the generic cell rate algorithm of go-redis/redis_rate v10 (script_allow_n.lua, script_allow_at_most.lua,
+ * after Pavel Pravosud's redis-gcra), in integer microseconds.
+ *
+ * Model. Permits are emitted one every T = ceil(period / limit) µs (the emission interval). The state is one
+ * instant, the theoretical arrival time TAT: when the key would be idle again had every admitted permit been
+ * spaced T apart. A burst of `burst` permits may arrive early, so the burst offset is B = burst · T.
+ *
+ *     tat      = max(TAT, now)            (a new key: TAT = now)
+ *     new_tat  = tat + n·T
+ *     allow_at = new_tat − B              the earliest instant this request conforms
+ *     admit iff allow_at ≤ now;  then TAT := new_tat
+ *
+ *          allow_at        now              tat           new_tat
+ *     ---------|------------|----------------|---------------|---->
+ *              |<-- remaining·T -->|               |<--- n·T --->|
+ *              |<----------------------- B ------------------->|
+ *
+ * Worked example (redis_rate's TestAllow, PerSecond(10): T = 100_000 µs, B = 1_000_000 µs), all at now = t:
+ *     allow 1   new_tat = t + 100_000,   allow_at = t − 900_000  → remaining 9, reset_after 100 ms
+ *     allow 2   new_tat = t + 300_000,   allow_at = t − 700_000  → remaining 7, reset_after 300 ms
+ *     allow 7   new_tat = t + 1_000_000, allow_at = t            → remaining 0, reset_after 1 s
+ *     allow 1   new_tat = t + 1_100_000, allow_at = t + 100_000  → rejected, retry_after 100 ms, reset_after 1 s
+ *
+ * Reported numbers, as redis_rate: on admission remaining = floor((now − allow_at) / T) (redis_rate returns
+ * the float diff / T and Redis truncates it to an integer: the same for diff ≥ 0) and reset_after =
+ * new_tat − now. On rejection retry_after = allow_at − now and reset_after = tat − now. A cost of 0 is a peek:
+ * remaining = floor((now − (tat − B)) / T), reset_after = tat − now, nothing written.
+ *
+ * AllowAtMost(n) is grantable + step: grantable = min(n, floor((now − (tat − B)) / T)), then step charges
+ * exactly that many. redis_rate's script charges the fractional `remaining` (new_tat = tat + T · 2.5 when 2.5
+ * permits remain) while reporting the truncated count; with an integer T Sluice charges whole permits only.
+ *
+ * Reservations (maxWait > 0), the classic GCRA schedule: a request with allow_at > now is admitted when
+ * allow_at − now ≤ maxWait; TAT advances by n·T exactly as if it had conformed and the caller waits until
+ * allow_at, when it conforms. The next request is judged behind it. The reservation must also be usable by
+ * MAX_TIME (allow_at ≤ MAX_TIME), which bounds TAT by MAX_TIME + B.
+ *
+ * Deliberate differences from redis_rate:
+ *  - integer microseconds and an integer T rounded up (Gcra's Javadoc): remaining is exact, not a float, and
+ *    no float time since 2017 with its precision limit in 2048;
+ *  - remaining on a rejection is what is available now (the SPI), where redis_rate always reports 0;
+ *  - a request for more than burst can never conform; redis_rate still reports retry_after = allow_at − now
+ *    (99 s for 1000 permits of PerSecond(10)), Sluice reports Long.MAX_VALUE ("never"), and the facade refuses
+ *    such requests anyway (maxPermits = burst);
+ *  - durations longer than MAX_TIME are reported as Long.MAX_VALUE.
+ *
+ * Expiry: at now ≥ TAT, max(TAT, now) = now, exactly a new key; before it, a new key has more remaining.
+ * Migration keeps TAT (Gcra's Javadoc); the new T and B judge it at once.
+ *
+ * Invariant proved by the property test: the permits whose use time (now + wait) lies in any [x, y] number at
+ * most burst + floor((y − x) / T). Proof sketch: use times are non-decreasing; if the first such request saw
+ * tat₀ (after max with its now) then tat₀ ≥ x (either it conformed at now ≥ x, or its use time
+ * tat₀ + n·T − B ≥ x with n ≤ burst); the last one's use time y ≥ tat₀ + (Σn)·T − B.
+ *
+ * Lua: T, B ≤ 2^53 (Gcra validates burst·T ≤ 2^53) and n·T ≤ B, but TAT itself reaches now + B, up to 2^54
+ * near the end of the clock, where doubles hold only even integers. A port that must be exact there stores
+ * TAT − B instead (≤ MAX_TIME: it is allow_at of the last admission) and adds B back only inside differences.
+ */
+
+/** {@code gcra}: redis_rate's allowN / allowAtMost with exact microseconds; see the derivation above. */
+final class GcraAlgorithm implements Algorithm<GcraAlgorithm.State> {
+
+
+    /** @param tat the theoretical arrival time, µs */
+    record State(long tat) {}
+
+    private final Gcra limit;
+    /** Emission interval T, µs. */
+    private final long interval;
+    /** Burst offset B = burst · T, µs. */
+    private final long burstOffset;
+
+    GcraAlgorithm(Gcra limit) {
+        this.limit = limit;
+        this.interval = Arith.ceilDiv(Arith.micros(limit.period()), limit.limit());
+        this.burstOffset = limit.burst() * interval;
+    }
+
+    @Override
+    public Gcra limit() {
+        return limit;
+    }
+
+    @Override
+    public Step<State> step(State state, long now, long permits, long maxWaitMicros) {
+        long tat = state == null ? now : Math.max(state.tat(), now);
+        if (permits == 0) {
+            return Step.allow(0, available(tat, now), duration(tat - now), state, state);
+        }
+        if (permits > limit.burst()) {
+            return Step.reject(available(tat, now), Arith.NEVER, duration(tat - now), state);
+        }
+        long newTat = tat + permits * interval;
+        long allowAt = newTat - burstOffset;
+        if (allowAt <= now) {
+            return Step.allow(0, (now - allowAt) / interval, duration(newTat - now), new State(newTat), state);
+        }
+        long wait = allowAt <= Arith.MAX_TIME ? duration(allowAt - now) : Arith.NEVER;
+        if (maxWaitMicros > 0 && wait != Arith.NEVER && wait <= maxWaitMicros) {
+            return Step.allow(wait, 0, duration(newTat - now), new State(newTat), state);
+        }
+        return Step.reject(available(tat, now), wait, duration(tat - now), state);
+    }
+
+    @Override
+    public long grantable(State state, long now, long permits) {
+        long tat = state == null ? now : Math.max(state.tat(), now);
+        return Math.min(permits, available(tat, now));
+    }
+
+    @Override
+    public long expiresAt(State state) {
+        return state.tat() > Arith.MAX_TIME ? Arith.NEVER : state.tat();
+    }
+
+    @Override
+    public State migrate(State state, Limit previous, long now) {
+        return state;
+    }
+
+    /** Whole permits that conform now: floor((now − (tat − B)) / T), at least 0. */
+    private long available(long tat, long now) {
+        long slack = now - tat + burstOffset;
+        return slack <= 0 ? 0 : slack / interval;
+    }
+
+    private static long duration(long micros) {
+        return micros > Arith.MAX_TIME ? Arith.NEVER : Math.max(0, micros);
+    }
+}

@@ -1,0 +1,283 @@
+package io.sluice.internal.algorithm;
+
+import io.sluice.Limit;
+import io.sluice.TokenBucket;
+import io.sluice.TokenBucket.Refill;
+
+/*
+ * token_bucket: Bucket4j's bandwidth, in integer microseconds.
+ *
+ * Model. A bucket holds at most `capacity` tokens; a request for n permits takes n tokens. Tokens come back
+ * at refillTokens per refillPeriod in one of three styles:
+ *
+ *   GREEDY            ..1..1..1..1..1..1..   one token as soon as its share of the period has passed
+ *   INTERVAL          .....R.....R.....R..   all R tokens when a whole period has passed since the last
+ *                     ^first request           refill; periods start at the key's first request
+ *   INTERVAL_ALIGNED  |....R|....R|....R|    the same, periods start at multiples of the period since 1970
+ *
+ * The state is three integers, as in Bucket4j's BucketState64BitsInteger: `tokens` (negative after
+ * reservations), `lastRefill` (µs) and, for GREEDY, `roundingError`, the partial token carried between
+ * refills so that no fraction of a token is ever lost or invented.
+ *
+ * GREEDY refill. Let the rate refillTokens / refillPeriodµs reduce to a/b (TokenBucket guarantees a·b ≤ 2^53).
+ * After `elapsed` µs the bucket gains floor((a·elapsed + roundingError) / b) tokens and keeps the remainder as
+ * the new roundingError, in [0, b). This is exactly Bucket4j's
+ *     divided = refillTokens * duration + roundingError; added = divided / period; roundingError = divided % period
+ * because with the unreduced fraction the remainder is always a multiple of gcd. Worked example, 3 tokens per
+ * second (a = 3, b = 1_000_000), bucket of 10 holding 2:
+ *     +500_000 µs: 3·500_000 + 0       = 1_500_000 → +1 token (3), roundingError 500_000
+ *     +200_000 µs: 3·200_000 + 500_000 = 1_100_000 → +1 token (4), roundingError 100_000
+ *     a request for 6 lacks 2 tokens: it is ready after ceil((2·1_000_000 − 100_000) / 3) = 633_334 µs.
+ * To keep every product below 2^53 (Lua doubles) `elapsed` is split into whole b-periods (a tokens each) and
+ * a rest < b, so a·rest < a·b ≤ 2^53 and the remainder sum stays < 2b.
+ *
+ * INTERVAL refill. now −= (now − lastRefill) mod period, as Bucket4j's incompleteIntervalCorrection: k whole
+ * periods add k·refillTokens and lastRefill advances by k·period, keeping the phase.
+ *
+ * Full bucket. Reaching capacity clears roundingError (Bucket4j resetBandwidth) and then, deliberately unlike
+ * Bucket4j's local bucket, INTERVAL forgets its phase: a full bucket refilled at `at` gets lastRefill = at, so
+ * its next period starts at the first request that finds it full. That is what a fresh key would do, so a
+ * full bucket IS a fresh key and may be dropped; it is also what Bucket4j's own distributed buckets do with
+ * ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ZERO), which deletes the bucket
+ * the moment it is full. (Keeping the phase would make INTERVAL keys live forever: a full bucket at another
+ * phase than `now` decides later requests differently from a new key.) GREEDY already sets lastRefill = at;
+ * INTERVAL_ALIGNED stays on the epoch grid, which a fresh key shares.
+ *
+ * Reservations (maxWait > 0), as Bucket4j's reserveAndCalculateTimeToSleep: when tokens < permits, the wait
+ * until the deficit permits − tokens has been refilled is computed (GREEDY: smallest w with
+ * a·w + roundingError ≥ deficit·b; INTERVAL: the end of the current period plus ceil(deficit / R) − 1 more
+ * periods) and, when it is ≤ maxWait, the tokens are taken now and go negative. Bucket4j floors the greedy
+ * wait in nanoseconds (it may wake up to 1 ns early); Sluice rounds up, so at now + wait the tokens are there.
+ * Two bounds keep the arithmetic exact: a reservation must be usable by MAX_TIME and may not leave the bucket
+ * more than 2^53 tokens below full (capacity − tokens ≤ 2^53 always).
+ *
+ * Reported numbers. remaining = max(0, tokens after). retryAfter (rejected) = the wait until the deficit is
+ * refilled, i.e. when the same request would pass as a try (Bucket4j's nanosToWaitForRefill). resetAfter =
+ * time until the bucket is full again (Bucket4j's calculateFullRefillingTime). Durations longer than MAX_TIME
+ * (285 years, e.g. 10^12 tokens at one per day) are reported as Long.MAX_VALUE, "never".
+ *
+ * Expiry. With initialTokens == capacity the state is a fresh key from the moment the bucket is full again
+ * (tokens = capacity, roundingError = 0, and lastRefill = the request time, or the same aligned period start).
+ * With initialTokens < capacity it never is: a full bucket admits more than a new key. Such a state expires
+ * when full all the same (no state outlives what it describes) and the key comes back with initialTokens, as
+ * Bucket4j's distributed expiration does: stricter than keeping it, never more permissive.
+ *
+ * Migration (TokenBucket Javadoc, Bucket4j TokensInheritanceStrategy.AS_IS): the state is first refilled up to
+ * now under the previous parameters (Bucket4j refills before replaceConfiguration), then tokens are capped at
+ * the new capacity and lastRefill is kept, so the refill continues from it. roundingError is kept when the
+ * style stays GREEDY with the same reduced rate a/b and dropped otherwise: the bucket loses less than one
+ * token. (Bucket4j rescales it with `(long) roundingScale * roundingError`, which truncates the scale first,
+ * so it mostly drops or multiplies it too; an exact rescale needs products up to 2^90.) Moving to
+ * INTERVAL_ALIGNED or changing its period snaps lastRefill to the period start containing now, as for a
+ * fresh key.
+ *
+ * Not reproduced: Bucket4j's several bandwidths per bucket (use several limits in one rule), adaptive initial
+ * tokens, forceAddTokens, and its floating-point fallbacks on overflow (the bounds above make them needless).
+ *
+ * Invariants: tokens ≤ capacity; capacity − tokens ≤ 2^53; 0 ≤ roundingError < b and 0 unless GREEDY and not
+ * full; INTERVAL_ALIGNED lastRefill is a multiple of the period. Permits admitted with use time (now + wait)
+ * in any [x, y] ≤ capacity + refill(y − x + 1 µs); tries alone ≤ capacity + refill(y − x), where
+ * refill(d) = ceil(a·d / b) (GREEDY) or refillTokens · ceil(d / period) (INTERVAL styles).
+ *
+ * Lua: every intermediate is below 2^53 in magnitude except lastRefill + duration and the sum
+ * q·b + ceil(...) in greedyMicros (up to 2^53 + b); the port compares them with MAX_TIME by subtracting first.
+ */
+
+/** {@code token_bucket}: Bucket4j's bandwidth refill and reservations; see the derivation above. */
+final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State> {
+
+    /** Most tokens the bucket may be below full (after reservations): keeps counts exact in doubles. */
+    static final long MAX_DEFICIT = Arith.MAX_TIME;
+
+    /**
+     * @param tokens        tokens in the bucket after the last refill; negative after reservations
+     * @param lastRefill    time of the last refill, µs (INTERVAL: the start of the current period)
+     * @param roundingError GREEDY's partial token, in units of 1/b token, in [0, b)
+     */
+    record State(long tokens, long lastRefill, long roundingError) {}
+
+    private final TokenBucket limit;
+    private final Refill style;
+    private final long capacity;
+    private final long refillTokens;
+    private final long period;
+    /** The reduced refill rate a/b: a tokens per b µs. */
+    private final long a;
+    private final long b;
+
+    TokenBucketAlgorithm(TokenBucket limit) {
+        this.limit = limit;
+        this.style = limit.refill();
+        this.capacity = limit.capacity();
+        this.refillTokens = limit.refillTokens();
+        this.period = Arith.micros(limit.refillPeriod());
+        long g = gcd(refillTokens, period);
+        this.a = refillTokens / g;
+        this.b = period / g;
+    }
+
+    @Override
+    public TokenBucket limit() {
+        return limit;
+    }
+
+    @Override
+    public Step<State> step(State state, long now, long permits, long maxWaitMicros) {
+        State s = refilled(state, now);
+        if (permits == 0) {
+            return Step.allow(0, Math.max(0, s.tokens()), resetAfter(s, now), state, state);
+        }
+        if (permits <= s.tokens()) {
+            State after = new State(s.tokens() - permits, s.lastRefill(), s.roundingError());
+            return Step.allow(0, after.tokens(), resetAfter(after, now), after, state);
+        }
+        long wait = duration(readyAt(s, permits), now);
+        boolean reservable = maxWaitMicros > 0 && wait != Arith.NEVER && wait <= maxWaitMicros
+                && capacity - (s.tokens() - permits) <= MAX_DEFICIT;
+        if (reservable) {
+            State after = new State(s.tokens() - permits, s.lastRefill(), s.roundingError());
+            return Step.allow(wait, 0, resetAfter(after, now), after, state);
+        }
+        return Step.reject(Math.max(0, s.tokens()), wait, resetAfter(s, now), state);
+    }
+
+    @Override
+    public long grantable(State state, long now, long permits) {
+        return Math.max(0, Math.min(permits, refilled(state, now).tokens()));
+    }
+
+    @Override
+    public long expiresAt(State state) {
+        // With initialTokens < capacity a full bucket admits more than a fresh key; it is dropped all the same
+        // (DESIGN: every key expires) and comes back with initialTokens: stricter, never more permissive.
+        long full = fullAt(state);
+        return full > Arith.MAX_TIME ? Arith.NEVER : full;
+    }
+
+    @Override
+    public State migrate(State state, Limit previous, long now) {
+        if (state == null) {
+            return null;
+        }
+        TokenBucketAlgorithm old = new TokenBucketAlgorithm((TokenBucket) previous);
+        long at = Math.max(now, state.lastRefill());
+        State s = old.refill(state, at);
+        long tokens = Math.max(Math.min(s.tokens(), capacity), capacity - MAX_DEFICIT);
+        boolean sameGreedyRate = style == Refill.GREEDY && old.style == Refill.GREEDY && a == old.a && b == old.b;
+        long roundingError = sameGreedyRate && tokens < capacity ? s.roundingError() : 0;
+        long lastRefill = s.lastRefill();
+        if (style == Refill.INTERVAL_ALIGNED && (old.style != Refill.INTERVAL_ALIGNED || old.period != period)) {
+            lastRefill = at - at % period;
+        }
+        return new State(tokens, lastRefill, roundingError);
+    }
+
+    /** The state refilled up to now; a now before lastRefill means no time passed. */
+    private State refilled(State state, long now) {
+        State s = state == null ? fresh(now) : state;
+        return refill(s, Math.max(now, s.lastRefill()));
+    }
+
+    private State fresh(long now) {
+        long lastRefill = style == Refill.INTERVAL_ALIGNED ? now - now % period : now;
+        return new State(limit.initialTokens(), lastRefill, 0);
+    }
+
+    /** Bucket4j's refill up to {@code at >= s.lastRefill()}. */
+    State refill(State s, long at) {
+        long elapsed = at - s.lastRefill();
+        long missing = capacity - s.tokens();
+        if (missing <= 0) {
+            return full(at, s.lastRefill() + elapsed / period * period);
+        }
+        return style == Refill.GREEDY ? refillGreedy(s, at, elapsed, missing) : refillInterval(s, at, elapsed, missing);
+    }
+
+    private State refillGreedy(State s, long at, long elapsed, long missing) {
+        long wholePeriods = elapsed / b;
+        if (wholePeriods >= Arith.ceilDiv(missing, a)) {
+            return full(at, at);
+        }
+        long fromRest = a * (elapsed % b);                       // < a·b ≤ 2^53
+        long carried = fromRest % b + s.roundingError();         // < 2b
+        long added = wholePeriods * a + fromRest / b + carried / b;
+        if (added >= missing) {
+            return full(at, at);
+        }
+        return new State(s.tokens() + added, at, carried % b);
+    }
+
+    private State refillInterval(State s, long at, long elapsed, long missing) {
+        long periods = elapsed / period;
+        long periodStart = s.lastRefill() + periods * period;
+        if (periods >= Arith.ceilDiv(missing, refillTokens)) {
+            return full(at, periodStart);
+        }
+        return new State(s.tokens() + periods * refillTokens, periodStart, 0);
+    }
+
+    /** A full bucket; INTERVAL forgets its phase (see above), INTERVAL_ALIGNED keeps the epoch grid. */
+    private State full(long at, long periodStart) {
+        return new State(capacity, style == Refill.INTERVAL_ALIGNED ? periodStart : at, 0);
+    }
+
+    /** When the refilled bucket {@code s} holds {@code target} tokens, or Arith.NEVER past MAX_TIME. */
+    private long readyAt(State s, long target) {
+        long deficit = target - s.tokens();
+        if (deficit <= 0) {
+            return s.lastRefill();
+        }
+        if (target > capacity) {
+            return Arith.NEVER;
+        }
+        long micros = style == Refill.GREEDY ? greedyMicros(deficit, s.roundingError()) : intervalMicros(deficit);
+        if (micros == Arith.NEVER || micros > Arith.MAX_TIME - s.lastRefill()) {
+            return Arith.NEVER;
+        }
+        return s.lastRefill() + micros;
+    }
+
+    /** Smallest w with a·w + roundingError ≥ deficit·b, computed with products below 2^53; or Arith.NEVER. */
+    private long greedyMicros(long deficit, long roundingError) {
+        long q = deficit / a;
+        if (q > Arith.MAX_TIME / b) {
+            return Arith.NEVER;
+        }
+        long rest = (deficit % a) * b - roundingError;           // in (−b, a·b)
+        long restMicros = rest >= 0 ? Arith.ceilDiv(rest, a) : -(-rest / a);
+        return q * b + restMicros;
+    }
+
+    /** From the start of the current period: ceil(deficit / R) period ends; or Arith.NEVER. */
+    private long intervalMicros(long deficit) {
+        long periods = Arith.ceilDiv(deficit, refillTokens);
+        return periods > Arith.MAX_TIME / period ? Arith.NEVER : periods * period;
+    }
+
+    /** When {@code s} is full again: lastRefill if it is full. */
+    private long fullAt(State s) {
+        return readyAt(s, capacity);
+    }
+
+    private long resetAfter(State s, long now) {
+        return s.tokens() >= capacity ? 0 : duration(fullAt(s), now);
+    }
+
+    /** {@code at − now}, at least 0; Arith.NEVER for Arith.NEVER or longer than MAX_TIME. */
+    private static long duration(long at, long now) {
+        if (at == Arith.NEVER) {
+            return Arith.NEVER;
+        }
+        long d = Math.max(0, at - now);
+        return d > Arith.MAX_TIME ? Arith.NEVER : d;
+    }
+
+    private static long gcd(long x, long y) {
+        while (y != 0) {
+            long t = x % y;
+            x = y;
+            y = t;
+        }
+        return x;
+    }
+}
