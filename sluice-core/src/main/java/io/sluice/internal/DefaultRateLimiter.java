@@ -8,6 +8,7 @@ import io.sluice.Request;
 import io.sluice.Rule;
 import io.sluice.Sleeper;
 import io.sluice.Store;
+import io.sluice.internal.algorithm.Arith;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -83,7 +84,7 @@ public final class DefaultRateLimiter implements RateLimiter {
             // Rejected: a reserving limit's wait exceeded the budget, or a window/concurrency limit is full.
             // Poll the latter after its retry-after while the budget lasts; otherwise fail fast.
             long pause = d.retryAfterMicros();
-            if (pause > budget) {
+            if (pause > budget || pause == Arith.NEVER) {
                 return d;
             }
             pause = Math.max(pause, 1);
@@ -147,7 +148,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                 return after(d.waitMicros()).thenApply(x -> d);
             }
             long pause = d.retryAfterMicros();
-            if (pause > budget) {
+            if (pause > budget || pause == Arith.NEVER) {
                 return CompletableFuture.completedFuture(d);
             }
             long p = Math.max(pause, 1);

@@ -58,9 +58,10 @@ import io.sluice.Limit;
  *     Long.MAX_VALUE is acquire(permits) (always admitted; ticket - Long.MAX_VALUE cannot overflow since
  *     tickets are >= 0). Guava's permits are an int, ours a long: (double) permits plays the role of Guava's
  *     implicit int-to-double conversion.
- *   - A rejected request changes nothing (Guava's tryAcquire returns before resync). retryAfter is exact:
- *     the ticket does not move while nothing is admitted, so the same request passes from
- *     now + (ticket - maxWait - now), and not one microsecond earlier.
+ *   - A rejected request changes nothing (Guava's tryAcquire returns before resync). retryAfter is exact
+ *     and, as the SPI defines it, for the same permits as a try (no wait): the ticket does not move while
+ *     nothing is admitted, so a tryAcquire passes from the ticket on, ticket - now from now, and not one
+ *     microsecond earlier.
  *   - permits = 0 (inspection; Guava rejects 0 permits) is admitted and commits nothing: `admitted` is the
  *     input state (null stays null), so an inspection never creates a key or moves its creation time.
  *   - remaining: floor(storedPermits) at `now` (after this decision) when the ticket has come, else 0.
@@ -163,7 +164,7 @@ abstract class SmoothAlgorithm implements Algorithm<SmoothAlgorithm.State> {
         }
         long ticket = current.nextFreeTicketMicros();
         if (ticket - maxWaitMicros > now) { // Guava's canAcquire(now, timeout) is false
-            return Step.reject(0, ticket - maxWaitMicros - now, resetAfter(current, now), state);
+            return Step.reject(0, ticket - now, resetAfter(current, now), state);
         }
         State synced = resync(current, now);
         State reserved = reserve(synced, permits);

@@ -226,8 +226,8 @@ class SmoothBurstyAlgorithmTest {
         assertThat(second.rejected()).isSameAs(first.admitted());
         assertThat(second.admitted()).isNull();
 
-        // with 150 ms of patience the same request is 50 ms away; as a reservation it waits 200 ms
-        assertThat(fivePerSecond.step(first.admitted(), 1000, 1, 150_000).retryAfterMicros()).isEqualTo(50_000);
+        // with 150 ms of patience it is rejected; retry-after is for a try (200 ms); as a reservation it waits 200 ms
+        assertThat(fivePerSecond.step(first.admitted(), 1000, 1, 150_000).retryAfterMicros()).isEqualTo(200_000);
         Step<SmoothAlgorithm.State> reserved = fivePerSecond.step(first.admitted(), 1000, 1, 200_000);
         assertStep(reserved, true, 200_000, 0, 0, 1_400_000);
         assertThat(reserved.admitted()).isEqualTo(new SmoothAlgorithm.State(0.0, 401_000));
