@@ -53,7 +53,7 @@ import io.sluice.RefreshPeriod;
  *   - A now before the state's active cycle (a clock that went backwards) is taken as the start of the
  *     active cycle: no time passed. All answers are then relative to that effective now.
  *   - permits = 0 is admitted and commits nothing. remaining = max(0, available) after the decision.
- *   - retryAfter is exact: the earliest time at which the same (permits, maxWait) would be admitted if
+ *   - retryAfter is exact: the earliest time at which the same permits would be admitted as a try (maxWait 0, the SPI's definition) if
  *     nothing else happened. When permits <= L it is wait - maxWait (the usable moment does not move while
  *     we wait). When permits > L the usable moment moves once the refreshes reach the cap, so the answer
  *     can be "never" (Long.MAX_VALUE): e.g. any maxWait = 0 request for more than L permits. It is computed
@@ -141,7 +141,7 @@ final class RefreshPeriodAlgorithm implements Algorithm<RefreshPeriodAlgorithm.S
             return Step.allow(waitMicros, Math.max(0, left), resetAfter(view, left), next, state);
         }
         // a rejection leaves no state behind, so on a new key the same request meets a new key every time
-        long retryAfter = state == null ? Long.MAX_VALUE : retryAfter(current, view, permits, maxWaitMicros);
+        long retryAfter = state == null ? Long.MAX_VALUE : retryAfter(current, view, permits, 0);
         return Step.reject(Math.max(0, view.available()), retryAfter, resetAfter(view, view.available()), state);
     }
 

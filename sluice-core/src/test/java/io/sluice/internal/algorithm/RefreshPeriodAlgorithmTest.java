@@ -90,7 +90,7 @@ class RefreshPeriodAlgorithmTest {
         Step<RefreshPeriodAlgorithm.State> additional = onePerCycle.step(state, CYCLE, 1, CYCLE);
         assertThat(additional.allowed()).isFalse();
         assertThat(additional.rejected()).isSameAs(state);
-        assertThat(additional.retryAfterMicros()).isEqualTo(CYCLE); // 2 cycles of wait minus 1 of patience
+        assertThat(additional.retryAfterMicros()).isEqualTo(2 * CYCLE); // as a try: usable 2 cycles from now
 
         assertThat(onePerCycle.step(state, CYCLE * 6 + 10, 0, 0).remaining()).isEqualTo(1);
         assertThat(waitForOne(onePerCycle, state, CYCLE * 6 + 10)).isZero();
@@ -201,9 +201,10 @@ class RefreshPeriodAlgorithmTest {
         assertThat(state.activePermissions()).isEqualTo(-25);
         assertStep(tenPerSecond.step(state, 3_000_000, 5, 0), true, 0, 0, 0, 1_000_000);
         assertStep(tenPerSecond.step(state, 2_999_999, 5, 0), false, 0, 0, 1, 1_000_001);
-        // the same request with 1 s of patience passes from 2 s on (usable at 3 s, minus 1 s of patience)
+        // the same request with 1 s of patience passes from 2 s on (usable at 3 s, minus 1 s of patience);
+        // retry-after is for a try: 3 s
         Step<RefreshPeriodAlgorithm.State> patient = tenPerSecond.step(state, 250_000, 5, 1_000_000);
-        assertStep(patient, false, 0, 0, 1_750_000, 3_750_000);
+        assertStep(patient, false, 0, 0, 2_750_000, 3_750_000);
         assertThat(tenPerSecond.step(state, 2_000_000, 5, 1_000_000).allowed()).isTrue();
         assertThat(tenPerSecond.step(state, 1_999_999, 5, 1_000_000).allowed()).isFalse();
     }
@@ -216,7 +217,7 @@ class RefreshPeriodAlgorithmTest {
         // 25 with 1.5 s of patience: the usable moment is 3 s while permits accumulate (3 + 10 + 10 + 10),
         // so the request passes from 1.5 s on
         Step<RefreshPeriodAlgorithm.State> step = tenPerSecond.step(state, 100_000, 25, 1_500_000);
-        assertThat(step.retryAfterMicros()).isEqualTo(1_400_000);
+        assertThat(step.retryAfterMicros()).isEqualTo(Long.MAX_VALUE); // as a try, 25 > L never passes
         assertThat(tenPerSecond.step(state, 1_500_000, 25, 1_500_000).allowed()).isTrue();
         assertThat(tenPerSecond.step(state, 1_499_999, 25, 1_500_000).allowed()).isFalse();
         // 25 with 0.9 s: from cycle 1 on the key is full (10), and then 25 always needs the rest of the
@@ -228,7 +229,7 @@ class RefreshPeriodAlgorithmTest {
         // with 1 s (and 1 us) the window is the last microsecond of each cycle from cycle 1 on... first at
         // 1.999999 s, where the usable moment is 3 s; before cycle 1 it is 3 s as well, too far
         Step<RefreshPeriodAlgorithm.State> edge = tenPerSecond.step(state, 100_000, 25, 1_000_001);
-        assertThat(edge.retryAfterMicros()).isEqualTo(1_999_999 - 100_000);
+        assertThat(edge.retryAfterMicros()).isEqualTo(Long.MAX_VALUE); // as a try: never
         assertThat(tenPerSecond.step(state, 1_999_999, 25, 1_000_001).waitMicros()).isEqualTo(1_000_001);
         assertThat(tenPerSecond.step(state, 1_999_998, 25, 1_000_001).allowed()).isFalse();
     }
@@ -291,7 +292,8 @@ class RefreshPeriodAlgorithmTest {
                 new RefreshPeriodAlgorithm.State(0, 0, -RefreshPeriodAlgorithm.MAX_DEBT + 5);
         Step<RefreshPeriodAlgorithm.State> tooDeep = huge.step(deep, 0, 6, Long.MAX_VALUE);
         assertThat(tooDeep.allowed()).isFalse();
-        assertThat(tooDeep.retryAfterMicros()).isEqualTo(1); // one refill later the debt is smaller
+        // as a try, 6 permits need the debt repaid: 4,504 refills of 10^12 later
+        assertThat(tooDeep.retryAfterMicros()).isEqualTo(4504);
         assertThat(huge.step(deep, 1, 6, Long.MAX_VALUE).allowed()).isTrue();
         assertThat(huge.step(deep, 0, 5, Long.MAX_VALUE).allowed()).isTrue();
         assertThat(huge.step(null, 0, Long.MAX_VALUE, Long.MAX_VALUE).retryAfterMicros()).isEqualTo(Long.MAX_VALUE);

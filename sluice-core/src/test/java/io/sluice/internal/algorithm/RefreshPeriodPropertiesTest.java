@@ -147,12 +147,13 @@ class RefreshPeriodPropertiesTest {
                 for (long k = 1; k <= 12; k++) {
                     long t = Arith.addSat(base, Arith.mulSat(k, Math.max(1, period / 3)));
                     if (t <= Arith.MAX_TIME) {
-                        assertThat(algorithm.step(state, t, permits, maxWait).allowed()).isFalse();
+                        assertThat(algorithm.step(state, t, permits, 0).allowed()).isFalse();
                     }
                 }
             } else if (retry <= Arith.MAX_TIME - base) {
-                assertThat(algorithm.step(state, base + retry, permits, maxWait).allowed()).isTrue();
-                assertThat(algorithm.step(state, base + retry - 1, permits, maxWait).allowed()).isFalse();
+                // retry-after is for the same permits as a try (the SPI's definition)
+                assertThat(algorithm.step(state, base + retry, permits, 0).allowed()).isTrue();
+                assertThat(algorithm.step(state, base + retry - 1, permits, 0).allowed()).isFalse();
             }
         }
         long grantable = algorithm.grantable(state, now, permits);
