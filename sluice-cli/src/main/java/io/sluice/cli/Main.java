@@ -4,8 +4,9 @@ import java.io.PrintStream;
 import java.util.Arrays;
 
 /**
- * The {@code sluice} command: {@code sluice [demo]} runs the bundled demo on the in-memory store. Further
- * subcommands ({@code replay}, {@code serve}, {@code bench}) are added by their modules as they land.
+ * The {@code sluice} command: {@code sluice [demo]} runs the bundled demo on the in-memory store;
+ * {@code sluice replay} replays a trace against rule files. Further subcommands ({@code serve},
+ * {@code bench}) are added by their modules as they land.
  */
 public final class Main {
 
@@ -22,6 +23,8 @@ public final class Main {
         switch (command) {
             case "demo":
                 return Demo.run(rest, out, err);
+            case "replay":
+                return Replay.run(rest, out, err);
             case "help":
             case "-h":
             case "--help":
@@ -39,6 +42,7 @@ public final class Main {
         out.println();
         out.println("commands:");
         out.println("  demo    every algorithm decides the same burst of requests on the in-memory store (default)");
+        out.println("  replay  replays a trace of requests against rule files: decisions, summary, chart");
         out.println("  help    this text");
     }
 }

@@ -1,0 +1,96 @@
+package io.sluice.cli;
+
+import io.sluice.Decision;
+import java.io.IOException;
+import java.io.Writer;
+
+/**
+ * Writes the replay's output: exactly one JSON line per trace line, fields always in the same order, times in
+ * the {@link Millis} format, so two runs (or two stores) that decide alike produce identical bytes.
+ *
+ * <pre>
+ * {"t_ms":1000,"key":"u1","allowed":true,"granted":1,"remaining":4,"retry_after_ms":0,"reset_after_ms":60000,"wait_ms":0,"limit":"per_min"}
+ * {"t_ms":1000,"key":"u1","lease":1000000,"released":true}                     release
+ * {"t_ms":1000,"key":"u1","ok":true}                                           reset
+ * {"t_ms":1000,"limit":"per_min","ok":true}                                    set_limit
+ * </pre>
+ *
+ * {@code lease} is added to a decision that granted one; {@code retry_after_ms} is {@code null} when no amount
+ * of waiting alone would do.
+ */
+final class DecisionWriter {
+
+    private final Writer out;
+    private final StringBuilder line = new StringBuilder(256);
+
+    DecisionWriter(Writer out) {
+        this.out = out;
+    }
+
+    void write(TraceLine l, Simulation.Outcome outcome) throws IOException {
+        StringBuilder s = line;
+        s.setLength(0);
+        s.append("{\"t_ms\":");
+        Millis.append(s, l.timeMicros());
+        if (l.op() == TraceOp.SET_LIMIT) {
+            s.append(",\"limit\":");
+            string(s, l.limit());
+            s.append(",\"ok\":true}\n");
+        } else {
+            s.append(",\"key\":");
+            string(s, l.key());
+            if (l.op() == TraceOp.RESET) {
+                s.append(",\"ok\":true}\n");
+            } else if (l.op() == TraceOp.RELEASE) {
+                s.append(",\"lease\":").append(l.lease()).append(",\"released\":").append(outcome.released())
+                        .append("}\n");
+            } else {
+                decision(s, outcome.decision());
+            }
+        }
+        out.append(s);
+    }
+
+    private static void decision(StringBuilder s, Decision d) {
+        s.append(",\"allowed\":").append(d.allowed());
+        s.append(",\"granted\":").append(d.granted());
+        s.append(",\"remaining\":").append(d.remaining());
+        s.append(",\"retry_after_ms\":");
+        duration(s, d.retryAfterMicros());
+        s.append(",\"reset_after_ms\":");
+        duration(s, d.resetAfterMicros());
+        s.append(",\"wait_ms\":");
+        duration(s, d.waitMicros());
+        s.append(",\"limit\":");
+        string(s, d.limit());
+        if (d.lease() != Decision.NO_LEASE) {
+            s.append(",\"lease\":").append(d.lease());
+        }
+        s.append("}\n");
+    }
+
+    /** {@link Long#MAX_VALUE} is how decisions say "never"; JSON has null for that. */
+    private static void duration(StringBuilder s, long micros) {
+        if (micros == Long.MAX_VALUE) {
+            s.append("null");
+        } else {
+            Millis.append(s, micros);
+        }
+    }
+
+    /** A JSON string: quotes, backslashes and control characters escaped, everything else as is (UTF-8). */
+    static void string(StringBuilder s, String value) {
+        s.append('"');
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c == '"' || c == '\\') {
+                s.append('\\').append(c);
+            } else if (c < 0x20) {
+                s.append(String.format("\\u%04x", (int) c));
+            } else {
+                s.append(c);
+            }
+        }
+        s.append('"');
+    }
+}

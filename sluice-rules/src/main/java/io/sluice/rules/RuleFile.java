@@ -1,0 +1,233 @@
+package io.sluice.rules;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.sluice.Limit;
+import io.sluice.Rule;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * A rule file: named limits and the rules built from them, in YAML or JSON. The server and
+ * {@code sluice replay} read the same format:
+ *
+ * <pre>
+ * limits:
+ *   per_minute: {algorithm: sliding_log, limit: 30, window: 1m}
+ *   per_second: {algorithm: token_bucket, capacity: 5, refill_tokens: 5, refill_period: 1s}
+ * rules:
+ *   partner_api: {limits: [per_minute, per_second]}
+ * </pre>
+ *
+ * <p>{@code limits} (required, at least one) maps each limit's name to its {@code algorithm} and that
+ * algorithm's snake_case parameters; the name becomes the limit's {@link Limit#name()}, which decisions
+ * report. {@code rules} (optional) maps each rule's name to the list of limit names it applies together.
+ * Durations are strings with a unit ({@link Durations}); omitted optional parameters take the defaults of the
+ * records' {@code of(...)} factories. Anything else — an unknown field or algorithm, a value of the wrong
+ * type, a rule naming an unknown limit, a value the record refuses — is a {@link RuleFileException} naming
+ * the file, line, column and field. Immutable.
+ */
+public final class RuleFile {
+
+    private static final JsonFactory JSON = new JsonFactory();
+    private static final YAMLFactory YAML = new YAMLFactory();
+
+    private final String source;
+    private final Map<String, Limit> limits;
+    private final Map<String, Rule> rules;
+
+    private RuleFile(String source, Map<String, Limit> limits, Map<String, Rule> rules) {
+        this.source = source;
+        this.limits = Collections.unmodifiableMap(limits);
+        this.rules = Collections.unmodifiableMap(rules);
+    }
+
+    /**
+     * Reads a rule file: JSON when its name ends in {@code .json}, YAML when in {@code .yaml} or {@code .yml},
+     * otherwise JSON if the text starts with <code>{</code> and YAML if not. Errors name the file as
+     * {@code file.toString()}.
+     *
+     * @throws IOException       when the file cannot be read
+     * @throws RuleFileException when its content is not a valid rule file
+     */
+    public static RuleFile read(Path file) throws IOException, RuleFileException {
+        return parse(file.toString(), Files.readString(file));
+    }
+
+    /**
+     * Parses rule-file text; {@code source} names it in errors and decides JSON or YAML as in {@link #read}.
+     *
+     * @throws RuleFileException when the text is not a valid rule file
+     */
+    public static RuleFile parse(String source, String text) throws RuleFileException {
+        Node root = readDocument(source, text);
+        Map<String, Node> top = root.members("a map with 'limits' (and optionally 'rules')");
+        for (Map.Entry<String, Node> e : top.entrySet()) {
+            if (!e.getKey().equals("limits") && !e.getKey().equals("rules")) {
+                throw e.getValue().error("unknown field; a rule file has 'limits' and 'rules'");
+            }
+        }
+        Node limitsNode = top.get("limits");
+        if (limitsNode == null) {
+            throw root.error("missing 'limits': a map of limit names to their algorithm and parameters");
+        }
+        Map<String, Node> limitDefinitions = limitsNode.members("a map of limit names to their definitions");
+        if (limitDefinitions.isEmpty()) {
+            throw limitsNode.error("expected at least one limit");
+        }
+        Map<String, Limit> limits = new LinkedHashMap<>();
+        for (Map.Entry<String, Node> e : limitDefinitions.entrySet()) {
+            limits.put(e.getKey(), defineLimit(e.getKey(), e.getValue()));
+        }
+        Map<String, Rule> rules = new LinkedHashMap<>();
+        Node rulesNode = top.get("rules");
+        if (rulesNode != null) {
+            for (Map.Entry<String, Node> e : rulesNode.members("a map of rule names to their limits").entrySet()) {
+                rules.put(e.getKey(), defineRule(e.getKey(), e.getValue(), limits));
+            }
+        }
+        return new RuleFile(source, limits, rules);
+    }
+
+    /**
+     * Applies a change of parameters to a live limit, as a rule file would write them: a JSON object of any
+     * subset of {@code current}'s parameters (the others keep their values), or, with an {@code algorithm}
+     * other than {@code current}'s, a full definition of a new limit of that name. Used by traces'
+     * {@code set_limit} and by anything else that edits limits over JSON.
+     *
+     * @param change the parameters, e.g. <code>{"limit": 20, "window": "30s"}</code>
+     * @param source names the text in errors (e.g. a trace file)
+     * @param line   the line {@code change} is on, for errors
+     * @param field  the dotted path of {@code change} in its document, e.g. {@code params}, for errors
+     * @throws RuleFileException naming the parameter at fault and what was expected
+     */
+    public static Limit changeLimit(Limit current, JsonNode change, String source, int line, String field)
+            throws RuleFileException {
+        Node node = Node.of(change, source, field, line);
+        Map<String, Node> given = node.members("a map of parameters to change");
+        if (given.isEmpty()) {
+            throw node.error("expected at least one parameter to change");
+        }
+        Node algorithmNode = given.get("algorithm");
+        if (algorithmNode != null && !algorithmNode.string("an algorithm name").equals(current.algorithm())) {
+            return defineLimit(current.name(), node);
+        }
+        return LimitSchema.of(current.algorithm()).change(current, node);
+    }
+
+    /** The algorithm names a rule file accepts, e.g. {@code token_bucket}. */
+    public static List<String> algorithms() {
+        return LimitSchema.algorithms();
+    }
+
+    /** The name errors use for this file. */
+    public String source() {
+        return source;
+    }
+
+    /** The limits by name, in file order; each limit's {@link Limit#name()} is its key. */
+    public Map<String, Limit> limits() {
+        return limits;
+    }
+
+    /** The rules by name, in file order; each rule's {@link Rule#name()} is its key. */
+    public Map<String, Rule> rules() {
+        return rules;
+    }
+
+    private static Limit defineLimit(String name, Node definition) throws RuleFileException {
+        Map<String, Node> members = definition.members("a map of an algorithm and its parameters");
+        Node algorithmNode = members.get("algorithm");
+        if (algorithmNode == null) {
+            throw definition.error("missing 'algorithm': one of " + String.join(", ", LimitSchema.algorithms()));
+        }
+        String algorithm = algorithmNode.string("an algorithm name");
+        LimitSchema schema = LimitSchema.of(algorithm);
+        if (schema == null) {
+            throw algorithmNode.error("unknown algorithm \"" + algorithm + "\"; expected one of "
+                    + String.join(", ", LimitSchema.algorithms()));
+        }
+        return schema.define(name, definition);
+    }
+
+    private static Rule defineRule(String name, Node definition, Map<String, Limit> limits) throws RuleFileException {
+        Map<String, Node> members = definition.members("a map with 'limits': a list of limit names");
+        for (Map.Entry<String, Node> e : members.entrySet()) {
+            if (!e.getKey().equals("limits")) {
+                throw e.getValue().error("unknown field; a rule has 'limits', a list of limit names");
+            }
+        }
+        Node listNode = members.get("limits");
+        if (listNode == null) {
+            throw definition.error("missing 'limits': a list of limit names");
+        }
+        List<Node> items = listNode.items("a list of limit names");
+        if (items.isEmpty()) {
+            throw listNode.error("expected at least one limit name");
+        }
+        List<Limit> chosen = new ArrayList<>();
+        for (Node item : items) {
+            String limitName = item.string("a limit name");
+            Limit limit = limits.get(limitName);
+            if (limit == null) {
+                throw item.error("unknown limit \"" + limitName + "\"; the file defines "
+                        + String.join(", ", limits.keySet()));
+            }
+            chosen.add(limit);
+        }
+        try {
+            return Rule.of(name, chosen);
+        } catch (IllegalArgumentException e) {
+            throw (e.getMessage().startsWith("rule name") ? definition : listNode).error(e.getMessage());
+        }
+    }
+
+    private static Node readDocument(String source, String text) throws RuleFileException {
+        boolean json = isJson(source, text);
+        try (JsonParser p = (json ? JSON : YAML).createParser(text)) {
+            if (p.nextToken() == null) {
+                throw new RuleFileException(source, 1, 0, "", "empty file; expected a map with 'limits'");
+            }
+            Node root = Node.read(p, source, "", p.currentTokenLocation());
+            if (p.nextToken() != null) {
+                JsonLocation at = p.currentTokenLocation();
+                throw new RuleFileException(source, at.getLineNr(), at.getColumnNr(), "",
+                        "expected the end of the file after the rule file's map");
+            }
+            return root;
+        } catch (JsonProcessingException e) {
+            JsonLocation at = e.getLocation();
+            throw new RuleFileException(source, at == null ? 0 : at.getLineNr(), at == null ? 0 : at.getColumnNr(), "",
+                    "not valid " + (json ? "JSON" : "YAML") + ": " + oneLine(e.getOriginalMessage()));
+        } catch (IOException e) {
+            throw new RuleFileException(source, 0, 0, "", "cannot be parsed: " + e.getMessage());
+        }
+    }
+
+    /** Parser messages may span lines; an error message should not. */
+    private static String oneLine(String message) {
+        return message.strip().replaceAll("\\s*\\R\\s*", "; ");
+    }
+
+    private static boolean isJson(String source, String text) {
+        String name = source.toLowerCase(Locale.ROOT);
+        if (name.endsWith(".json")) {
+            return true;
+        }
+        if (name.endsWith(".yaml") || name.endsWith(".yml")) {
+            return false;
+        }
+        return text.stripLeading().startsWith("{");
+    }
+}

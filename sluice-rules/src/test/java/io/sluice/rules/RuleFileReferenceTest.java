@@ -1,0 +1,74 @@
+package io.sluice.rules;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The README's "Rule file reference" table names exactly the parameters the parser accepts, for the same
+ * algorithms, and marks exactly the required ones "required".
+ */
+class RuleFileReferenceTest {
+
+    private static final String SECTION = "## Rule file reference";
+    private static final Pattern ROW = Pattern.compile("^\\| `([a-z_]+)` \\| ([^|]+) \\| [^|]+ \\| ([^|]+) \\|");
+    private static final Pattern NAME = Pattern.compile("`([a-z_]+)`");
+
+    @Test
+    void tableMatchesTheParser() throws IOException {
+        Set<String> documented = new TreeSet<>();
+        Set<String> documentedRequired = new TreeSet<>();
+        for (String line : section().split("\n")) {
+            Matcher row = ROW.matcher(line);
+            if (!row.find() || row.group(1).equals("algorithm")) {
+                continue;
+            }
+            Matcher algorithm = NAME.matcher(row.group(2));
+            while (algorithm.find()) {
+                String pair = algorithm.group(1) + "." + row.group(1);
+                documented.add(pair);
+                if (row.group(3).strip().equals("required")) {
+                    documentedRequired.add(pair);
+                }
+            }
+        }
+        Set<String> accepted = new TreeSet<>();
+        Set<String> required = new TreeSet<>();
+        for (String algorithm : LimitSchema.algorithms()) {
+            LimitSchema schema = LimitSchema.of(algorithm);
+            for (LimitSchema.Param p : schema.params()) {
+                accepted.add(algorithm + "." + p.name());
+                if (schema.isRequired(p.name())) {
+                    required.add(algorithm + "." + p.name());
+                }
+            }
+        }
+        assertThat(documented).isEqualTo(accepted);
+        assertThat(documentedRequired).isEqualTo(required);
+    }
+
+    /** The section in README.md, or before it is merged there, in README-replay.md. */
+    private static String section() throws IOException {
+        Path root = Path.of("").toAbsolutePath();
+        for (String name : new String[] {"README.md", "README-replay.md"}) {
+            for (Path file : new Path[] {root.resolve(name), root.resolveSibling(name)}) {
+                if (Files.exists(file)) {
+                    String text = Files.readString(file);
+                    int start = text.indexOf(SECTION);
+                    if (start >= 0) {
+                        int end = text.indexOf("\n## ", start + SECTION.length());
+                        return text.substring(start, end < 0 ? text.length() : end);
+                    }
+                }
+            }
+        }
+        throw new AssertionError("no README has a section '" + SECTION + "'");
+    }
+}

@@ -1,0 +1,268 @@
+package io.sluice.rules;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sluice.Concurrency;
+import io.sluice.FixedWindow;
+import io.sluice.Gcra;
+import io.sluice.LeakyBucket;
+import io.sluice.Limit;
+import io.sluice.RefreshPeriod;
+import io.sluice.RollingWindow;
+import io.sluice.Rule;
+import io.sluice.SlidingLog;
+import io.sluice.SlidingWindow;
+import io.sluice.SmoothBursty;
+import io.sluice.SmoothWarmingUp;
+import io.sluice.TokenBucket;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class RuleFileTest {
+
+    private static Path resource(String name) throws URISyntaxException {
+        return Path.of(RuleFileTest.class.getResource("/rules/" + name).toURI());
+    }
+
+    @Test
+    void readsEveryParameterOfEveryAlgorithm() throws Exception {
+        RuleFile file = RuleFile.read(resource("every-parameter.yaml"));
+
+        assertThat(file.limits()).containsExactly(
+                entry(new FixedWindow("fw", 100, Duration.ofMinutes(1), FixedWindow.Align.FIRST_REQUEST, true)),
+                entry(new SlidingLog("log", 30, Duration.ofMinutes(1), Duration.ofMillis(250), true)),
+                entry(new SlidingWindow("sw", 50, Duration.ofSeconds(10))),
+                entry(new RollingWindow("rw", 1000, Duration.ofHours(1), Duration.ofMinutes(1))),
+                entry(new TokenBucket("tb", 20, 5, Duration.ofMillis(500), TokenBucket.Refill.INTERVAL_ALIGNED, 3)),
+                entry(new Gcra("gcra", 10, Duration.ofSeconds(1), 4)),
+                entry(new LeakyBucket("nginx", 10, Duration.ofSeconds(1), 20, false, 8)),
+                entry(new LeakyBucket("nginx_nodelay", 10, Duration.ofSeconds(1), 20, true, 0)),
+                entry(new SmoothBursty("guava", 2.5, 4.0)),
+                entry(new SmoothWarmingUp("warm", 100.0, Duration.ofSeconds(3), 5.5)),
+                entry(new RefreshPeriod("r4j", 50, Duration.ofMillis(500), Duration.ZERO)),
+                entry(new Concurrency("inflight", 8, Duration.ofSeconds(30))));
+        assertThat(file.rules()).containsOnlyKeys("api", "shaped");
+        assertThat(file.rules().get("api")).isEqualTo(Rule.of("api", file.limits().get("fw"), file.limits().get("log")));
+        assertThat(file.rules().get("shaped").limits()).extracting(Limit::name)
+                .containsExactly("nginx", "nginx_nodelay", "inflight");
+        assertThat(file.source()).endsWith("every-parameter.yaml");
+    }
+
+    @Test
+    void omittedParametersTakeTheDefaultsOfTheRecordsFactories() throws Exception {
+        RuleFile file = RuleFile.read(resource("defaults.json"));
+
+        assertThat(file.limits()).containsExactly(
+                entry(FixedWindow.of(100, Duration.ofMinutes(1)).named("fw")),
+                entry(SlidingLog.of(30, Duration.ofMinutes(1)).named("log")),
+                entry(TokenBucket.of(20, 5, Duration.ofSeconds(1)).named("tb")),
+                entry(Gcra.of(10, Duration.ofSeconds(1)).named("gcra")),
+                entry(LeakyBucket.of(10, Duration.ofSeconds(1)).named("nginx")),
+                entry(SmoothBursty.of(5).named("guava")),
+                entry(SmoothWarmingUp.of(100, Duration.ofSeconds(3)).named("warm")),
+                entry(RefreshPeriod.of(50, Duration.ofMillis(500)).named("r4j")));
+        assertThat(file.rules()).isEmpty();
+    }
+
+    @Test
+    void jsonAndYamlOfTheSameRulesAreEqual() throws Exception {
+        RuleFile yaml = RuleFile.parse("a.yaml", "limits:\n  per_min: {algorithm: sliding_log, limit: 30, window: 1m}\n"
+                + "rules:\n  partner_api: {limits: [per_min]}\n");
+        RuleFile json = RuleFile.parse("a.json", "{\"limits\": {\"per_min\": {\"algorithm\": \"sliding_log\", "
+                + "\"limit\": 30, \"window\": \"1m\"}}, \"rules\": {\"partner_api\": {\"limits\": [\"per_min\"]}}}");
+        RuleFile sniffed = RuleFile.parse("rules", " {\"limits\": {\"per_min\": {\"algorithm\": \"sliding_log\", "
+                + "\"limit\": 30, \"window\": \"1m\"}}, \"rules\": {\"partner_api\": {\"limits\": [\"per_min\"]}}}");
+
+        assertThat(json.limits()).isEqualTo(yaml.limits());
+        assertThat(json.rules()).isEqualTo(yaml.rules());
+        assertThat(sniffed.rules()).isEqualTo(yaml.rules());
+        assertThat(yaml.rules().get("partner_api")).isEqualTo(
+                Rule.of("partner_api", SlidingLog.of(30, Duration.ofMinutes(1)).named("per_min")));
+    }
+
+    @Test
+    void listsTheAlgorithms() {
+        assertThat(RuleFile.algorithms()).containsExactly("fixed_window", "sliding_log", "sliding_window",
+                "rolling_window", "token_bucket", "gcra", "leaky_bucket", "smooth_bursty", "smooth_warming_up",
+                "refresh_period", "concurrency");
+    }
+
+    // --- bad input: file, line, column, field, what was expected ---
+
+    @Test
+    void unknownTopLevelField() {
+        assertError("limits:\n  a: {algorithm: gcra, limit: 1, period: 1s}\nrulez: {}\n",
+                3, 1, "rulez", "unknown field; a rule file has 'limits' and 'rules'");
+    }
+
+    @Test
+    void unknownAlgorithm() {
+        assertError("limits:\n  a:\n    algorithm: token_buckett\n    capacity: 1\n",
+                3, 5, "limits.a.algorithm", "unknown algorithm \"token_buckett\"; expected one of fixed_window,"
+                        + " sliding_log, sliding_window, rolling_window, token_bucket, gcra, leaky_bucket,"
+                        + " smooth_bursty, smooth_warming_up, refresh_period, concurrency");
+    }
+
+    @Test
+    void missingAlgorithm() {
+        assertError("limits:\n  a:\n    limit: 1\n", 2, 3, "limits.a", "missing 'algorithm'");
+    }
+
+    @Test
+    void unknownParameterNamesTheAlgorithmsParameters() {
+        assertError("limits:\n  a:\n    algorithm: sliding_log\n    limit: 3\n    window: 1s\n    burst: 2\n",
+                6, 5, "limits.a.burst", "unknown parameter for sliding_log; expected one of limit, window, min_gap,"
+                        + " count_rejected");
+    }
+
+    @Test
+    void missingRequiredParameter() {
+        assertError("limits:\n  a:\n    algorithm: rolling_window\n    limit: 3\n    window: 1m\n",
+                2, 3, "limits.a", "missing parameter bucket (" + Durations.EXPECTED + "), required by rolling_window");
+    }
+
+    @Test
+    void countOfTheWrongType() {
+        assertError("limits:\n  a: {algorithm: fixed_window, limit: \"10\", window: 1s}\n",
+                2, 32, "limits.a.limit", "expected an integer; was the string \"10\"");
+        assertError("limits:\n  a: {algorithm: fixed_window, limit: 2.5, window: 1s}\n",
+                2, 32, "limits.a.limit", "expected an integer; was the number 2.5");
+    }
+
+    @Test
+    void durationWithoutUnit() {
+        assertError("{\"limits\": {\"a\": {\"algorithm\": \"gcra\", \"limit\": 5,\n  \"period\": 60}}}",
+                2, 3, "limits.a.period", "expected " + Durations.EXPECTED + "; was the integer 60");
+        assertError("limits:\n  a: {algorithm: gcra, limit: 5, period: 60}\n",
+                2, 34, "limits.a.period", "was the integer 60");
+        assertError("limits:\n  a: {algorithm: gcra, limit: 5, period: 1 min}\n",
+                2, 34, "limits.a.period", "was \"1 min\"");
+    }
+
+    @Test
+    void durationThatIsNotWholeMicroseconds() {
+        assertError("limits:\n  a: {algorithm: gcra, limit: 5, period: 0.0005ms}\n",
+                2, 34, "limits.a.period", "expected a whole number of microseconds; \"0.0005ms\" is 0.5us");
+    }
+
+    @Test
+    void booleanAndChoiceOfTheWrongType() {
+        assertError("limits:\n  a: {algorithm: leaky_bucket, limit: 5, period: 1s, nodelay: \"yes\"}\n",
+                2, 54, "limits.a.nodelay", "expected true or false; was the string \"yes\"");
+        assertError("limits:\n  a: {algorithm: fixed_window, limit: 5, window: 1s, align: calendar}\n",
+                2, 54, "limits.a.align", "expected one of epoch, first_request; was \"calendar\"");
+        assertError("limits:\n  a: {algorithm: token_bucket, capacity: 5, refill_tokens: 1, refill_period: 1s,"
+                        + " refill: smooth}\n",
+                2, 82, "limits.a.refill", "expected one of greedy, interval, interval_aligned; was \"smooth\"");
+    }
+
+    @Test
+    void invalidValuesReportTheRecordsMessageAtTheParameter() {
+        assertError("limits:\n  a:\n    algorithm: sliding_log\n    limit: 0\n    window: 1s\n",
+                4, 5, "limits.a.limit", "limit must be in [1, 1000000], was 0");
+        assertError("limits:\n  a:\n    algorithm: sliding_log\n    limit: 5\n    window: 1s\n    min_gap: 2s\n",
+                6, 5, "limits.a.min_gap", "min_gap must be in [0, window=PT1S], was PT2S");
+        assertError("limits:\n  a:\n    algorithm: smooth_bursty\n    permits_per_second: 0\n",
+                4, 5, "limits.a.permits_per_second", "permits_per_second must be a finite number in [");
+        assertError("limits:\n  a:\n    algorithm: token_bucket\n    capacity: 5\n    refill_tokens: 1\n"
+                        + "    refill_period: 1s\n    initial_tokens: 6\n",
+                7, 5, "limits.a.initial_tokens", "initial_tokens must be in [0, 5], was 6");
+        assertError("limits:\n  a:\n    algorithm: leaky_bucket\n    limit: 5\n    period: 1s\n    delay: 1\n",
+                6, 5, "limits.a.delay", "delay must be in [0, 0], was 1");
+        assertError("limits:\n  a:\n    algorithm: concurrency\n    max_concurrent: 2\n    lease_ttl: 400d\n",
+                5, 5, "limits.a.lease_ttl", "lease_ttl must be in [1us, PT8784H]");
+    }
+
+    @Test
+    void tooLongALimitNameIsReportedAtTheLimit() {
+        String name = "n".repeat(129);
+        assertError("limits:\n  " + name + ": {algorithm: gcra, limit: 1, period: 1s}\n",
+                2, 3, "limits." + name, "name must be at most 128 characters, was 129");
+    }
+
+    @Test
+    void ruleNamingAnUnknownLimit() {
+        assertError("limits:\n  per_min: {algorithm: gcra, limit: 1, period: 1m}\nrules:\n  api:\n"
+                        + "    limits: [per_min, per_sec]\n",
+                5, 23, "rules.api.limits[1]", "unknown limit \"per_sec\"; the file defines per_min");
+    }
+
+    @Test
+    void ruleOfTwoConcurrencyLimits() {
+        assertError("limits:\n  a: {algorithm: concurrency, max_concurrent: 1, lease_ttl: 1s}\n"
+                        + "  b: {algorithm: concurrency, max_concurrent: 2, lease_ttl: 1s}\n"
+                        + "rules:\n  api: {limits: [a, b]}\n",
+                5, 9, "rules.api.limits", "rule 'api' must hold at most one concurrency limit, had 2");
+    }
+
+    @Test
+    void ruleWithoutLimitsAndUnknownRuleField() {
+        assertError("limits:\n  a: {algorithm: gcra, limit: 1, period: 1s}\nrules:\n  api: {limits: []}\n",
+                4, 9, "rules.api.limits", "expected at least one limit name");
+        assertError("limits:\n  a: {algorithm: gcra, limit: 1, period: 1s}\nrules:\n  api: {limit: [a]}\n",
+                4, 9, "rules.api.limit", "unknown field; a rule has 'limits'");
+        assertError("limits:\n  a: {algorithm: gcra, limit: 1, period: 1s}\nrules:\n  api: [a]\n",
+                4, 3, "rules.api", "expected a map with 'limits': a list of limit names; was a list");
+    }
+
+    @Test
+    void duplicateKeys() {
+        assertError("limits:\n  a: {algorithm: gcra, limit: 1, period: 1s}\n  a: {algorithm: gcra, limit: 2, period: 1s}\n",
+                3, 3, "limits.a", "appears twice");
+    }
+
+    @Test
+    void missingOrEmptyLimits() {
+        assertError("rules: {}\n", 1, 1, "", "missing 'limits'");
+        assertError("limits: {}\n", 1, 1, "limits", "expected at least one limit");
+        assertError("", 1, 0, "", "empty file");
+        assertError("- a\n- b\n", 1, 1, "", "expected a map with 'limits' (and optionally 'rules'); was a list");
+    }
+
+    @Test
+    void malformedYamlAndJson() {
+        RuleFileException yaml = parseError("bad.yaml", "limits:\n  a: {algorithm: gcra, limit: 1\n");
+        assertThat(yaml.line()).isEqualTo(2);
+        assertThat(yaml.getMessage()).startsWith("bad.yaml:2:").contains("not valid YAML");
+
+        RuleFileException json = parseError("bad.json", "{\"limits\": {\n\"a\": {\"algorithm\": \"gcra\",, }}}");
+        assertThat(json.line()).isEqualTo(2);
+        assertThat(json.getMessage()).startsWith("bad.json:2:").contains("not valid JSON");
+    }
+
+    @Test
+    void messageNamesFileLineColumnAndField() {
+        RuleFileException e = parseError("conf/rules.yaml", "limits:\n  a: {algorithm: gcra, limit: 0, period: 1s}\n");
+        assertThat(e.getMessage()).isEqualTo("conf/rules.yaml:2:24: limits.a.limit: limit must be in [1, 1000000000000],"
+                + " was 0");
+        assertThat(e.source()).isEqualTo("conf/rules.yaml");
+    }
+
+    private static void assertError(String yaml, int line, int column, String field, String problem) {
+        RuleFileException e = parseError(yaml.startsWith("{") ? "bad.json" : "bad.yaml", yaml);
+        assertThat(e.field()).as(e.getMessage()).isEqualTo(field);
+        assertThat(e.line()).as(e.getMessage()).isEqualTo(line);
+        assertThat(e.column()).as(e.getMessage()).isEqualTo(column);
+        assertThat(e.problem()).as(e.getMessage()).contains(problem);
+        assertThat(e.getMessage()).startsWith(e.source() + ":" + line + ":");
+    }
+
+    private static RuleFileException parseError(String source, String text) {
+        Throwable t = org.assertj.core.api.Assertions.catchThrowable(() -> RuleFile.parse(source, text));
+        assertThat(t).isInstanceOf(RuleFileException.class);
+        return (RuleFileException) t;
+    }
+
+    private static java.util.Map.Entry<String, Limit> entry(Limit limit) {
+        return java.util.Map.entry(limit.name(), limit);
+    }
+
+    @Test
+    void limitsOfTheWrongType() {
+        assertThatThrownBy(() -> RuleFile.parse("x.yaml", "limits: 3\n")).isInstanceOf(RuleFileException.class)
+                .hasMessage("x.yaml:1:1: limits: expected a map of limit names to their definitions; was the integer 3");
+    }
+}
