@@ -1,0 +1,159 @@
+package io.sluice.redis;
+
+import io.sluice.Clock;
+import io.sluice.Decision;
+import io.sluice.Store;
+import io.sluice.redis.internal.DefaultRedisStore;
+import io.sluice.redis.internal.RedisUris;
+import io.sluice.redis.internal.StoreSettings;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A {@link Store} inside Redis: every decision is one Lua script call ({@code EVALSHA}), one round trip that
+ * checks and charges all limits of the rule on the key atomically, on Redis standalone, Sentinel or Cluster.
+ *
+ * <pre>{@code
+ * try (RedisStore store = RedisStore.builder().uri("redis://127.0.0.1:6379").build();
+ *      RateLimiter limiter = RateLimiter.builder(rule).store(store).build()) {
+ *     Decision d = limiter.tryAcquire("user:42");
+ * }
+ * }</pre>
+ *
+ * <p><b>Thread safety:</b> one store is shared by any number of threads and limiters over one connection.
+ * <b>Consistency:</b> a decision is atomic across all limits of its rule on its key, linearizable per key, and
+ * never charged twice, even when the client reconnects and replays the call (each call carries a request id
+ * that the script remembers for twice the timeout plus a second). <b>Time:</b> Redis server time
+ * ({@code TIME}) by default, or the builder's {@link Builder#clock clock}. <b>Failure:</b> when Redis is
+ * unreachable, answers an error or does not answer within the timeout, the call throws (or its future fails
+ * with) {@link RedisStoreException}; after a timeout or a lost connection the decision may or may not have been
+ * charged. It never fails open on its own. Futures complete on Lettuce's I/O threads: do not block in their
+ * callbacks.
+ *
+ * <p><b>Keys</b> are {@code <prefix>:{<rule>:<key>}:<limit>}: all limits of one rule on one key share a hash
+ * tag, hence a Cluster slot. A key that carries its own non-empty {@code {tag}} gives that tag to its state
+ * ({@code <prefix>:<rule>:<key>:<limit>}), so keys sharing a tag can be decided together atomically by
+ * {@link #decideAll}. Every key has a TTL: no state outlives the window it describes.
+ *
+ * <p>A rule whose algorithm has no Redis script yet fails with {@link IllegalArgumentException} on first use.
+ */
+public interface RedisStore extends Store {
+
+    /** A builder; {@link Builder#uri} is required. */
+    static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Decides many requests in one pipelined flush and returns their decisions in order.
+     *
+     * <p>Each request is one script call: atomic and all or nothing across its targets when all their keys
+     * share one hash slot (always on standalone and Sentinel; on Cluster when they share a {@code {tag}}).
+     * Targets in different Cluster slots are each decided atomically on their own, and not across each other:
+     * a target that admits stays charged even when another rejects (and a best-effort request charges each
+     * target what that target could grant); the returned decision then combines them (allowed only if all
+     * allowed, the smallest grant). Requests are independent of each other: there is no atomicity across the
+     * batch, and the whole batch is decided at one client time.
+     *
+     * @throws RedisStoreException when Redis fails (see the class comment)
+     */
+    List<Decision> decideAll(List<BatchRequest> requests);
+
+    /** As {@link #decideAll}, without blocking the caller. */
+    CompletableFuture<List<Decision>> decideAllAsync(List<BatchRequest> requests);
+
+    /** Closes the connections and the client resources the store created. */
+    @Override
+    void close();
+
+    /** Configures a {@link RedisStore}. Not thread-safe; {@link #build} may be called more than once. */
+    final class Builder {
+
+        /** Default {@link #prefix}. */
+        public static final String DEFAULT_PREFIX = "sluice";
+        /** Default {@link #timeout}. */
+        public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1);
+
+        private final List<String> uris = new ArrayList<>();
+        private boolean cluster;
+        private String prefix = DEFAULT_PREFIX;
+        private Duration timeout = DEFAULT_TIMEOUT;
+        private Clock clock;
+
+        Builder() {}
+
+        /**
+         * Where Redis is: {@code redis://[user:password@]host[:port][/database]}, {@code rediss://...} for
+         * TLS, or {@code redis-sentinel://host:port[,host:port]/?sentinelMasterId=mymaster} (Lettuce's URI
+         * syntax). With {@link #cluster(boolean) cluster(true)} one or more comma-separated seed nodes; a seed
+         * without a scheme inherits the first one's scheme and credentials
+         * ({@code redis://:secret@10.0.0.1:7000,10.0.0.2:7000}). Calling it again adds seeds.
+         *
+         * @throws IllegalArgumentException for a malformed URI or an unknown scheme
+         */
+        public Builder uri(String uri) {
+            uris.addAll(RedisUris.split(uri));
+            return this;
+        }
+
+        /** Whether {@link #uri} names the seeds of a Redis Cluster. Default {@code false}. */
+        public Builder cluster(boolean cluster) {
+            this.cluster = cluster;
+            return this;
+        }
+
+        /**
+         * The namespace of every key the store writes. Default {@value #DEFAULT_PREFIX}.
+         *
+         * @throws IllegalArgumentException unless 1 to 64 characters without '{', '}' or whitespace (braces
+         *                                  would change the keys' hash slots)
+         */
+        public Builder prefix(String prefix) {
+            this.prefix = StoreSettings.checkPrefix(prefix);
+            return this;
+        }
+
+        /**
+         * How long any one Redis command may take, connecting included. Default 1 s. A command that times out
+         * is completed with an error (Lettuce {@code TimeoutOptions}, whose timer ticks every 100 ms, so up to
+         * that much later) and never re-sent; the script remembers each decision for twice this long plus a
+         * second, so a call re-sent before its timeout cannot charge again.
+         *
+         * @throws IllegalArgumentException unless between 1 ms and 1 hour
+         */
+        public Builder timeout(Duration timeout) {
+            this.timeout = StoreSettings.checkTimeout(timeout);
+            return this;
+        }
+
+        /**
+         * Decide with this clock's time instead of Redis server time: for replaying recorded traffic and for
+         * deterministic tests. Every client of the same keys should then use the same time source. Default:
+         * none, the script reads Redis {@code TIME}.
+         *
+         * <p>Key expiry is still counted by the Redis server's clock, as the remaining duration at the time of
+         * the decision, so a clock that runs slower than real time can see state expire early.
+         */
+        public Builder clock(Clock clock) {
+            if (clock == null) {
+                throw new IllegalArgumentException("clock must not be null");
+            }
+            this.clock = clock;
+            return this;
+        }
+
+        /**
+         * Connects and loads the script.
+         *
+         * @throws IllegalArgumentException when no URI was given, or the URIs do not fit the topology
+         * @throws RedisStoreException      when Redis cannot be reached
+         */
+        public RedisStore build() {
+            StoreSettings settings = new StoreSettings(RedisUris.parse(uris, cluster, timeout), cluster, prefix,
+                    timeout, clock, true);
+            return DefaultRedisStore.connect(settings);
+        }
+    }
+}

@@ -1,0 +1,116 @@
+package io.sluice.redis.internal;
+
+import io.sluice.Decision;
+import io.sluice.Request;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One script call deciding one request (or returning one lease) over the limits of one or more (rule, key)
+ * targets, and the reading of its reply. The argument layout is documented in {@code rule.lua}.
+ */
+final class DecisionCall {
+
+    /** A compiled rule on a key, with its state keys. */
+    record Target(RedisRule rule, String key, String[] stateKeys) {}
+
+    private static final int REPLY_SIZE = 9;
+
+    private final ScriptCall call;
+    private final String[] limitNames;
+    private final Request request;
+
+    private DecisionCall(ScriptCall call, String[] limitNames, Request request) {
+        this.call = call;
+        this.limitNames = limitNames;
+        this.request = request;
+    }
+
+    /**
+     * A decision of {@code request} over {@code targets}, all or nothing.
+     *
+     * @param now       client time in microseconds, or "" for Redis server time
+     * @param requestId "" for no replay protection (peeks charge nothing and carry none)
+     */
+    static DecisionCall decide(List<Target> targets, Request request, String now, String requestId,
+                               KeyLayout layout, String dedupTtlMillis) {
+        String id = request.op() == Request.Op.PEEK ? "" : requestId;
+        return build(targets, op(request.op()), Long.toString(request.permits()),
+                Long.toString(request.maxWaitMicros()), now, id, layout, dedupTtlMillis, request);
+    }
+
+    /** A return of {@code lease} to the limits of one target. */
+    static DecisionCall release(Target target, long lease, String now, String requestId, KeyLayout layout,
+                                String dedupTtlMillis) {
+        return build(List.of(target), "release", Long.toString(lease), "0", now, requestId, layout, dedupTtlMillis,
+                null);
+    }
+
+    private static DecisionCall build(List<Target> targets, String op, String amount, String maxWait, String now,
+                                      String requestId, KeyLayout layout, String dedupTtlMillis, Request request) {
+        List<String> keys = new ArrayList<>();
+        List<String> names = new ArrayList<>();
+        List<String> args = new ArrayList<>(List.of(op, amount, maxWait, now, requestId, dedupTtlMillis, ""));
+        for (Target t : targets) {
+            for (int i = 0; i < t.rule().size(); i++) {
+                keys.add(t.stateKeys()[i]);
+                names.add(t.rule().limitName(i));
+                args.add(t.rule().algorithm(i));
+                args.add(t.rule().params(i));
+            }
+        }
+        args.set(6, Integer.toString(names.size()));
+        if (!requestId.isEmpty()) {
+            keys.add(layout.requestKey(keys.get(0), requestId));
+        }
+        return new DecisionCall(new ScriptCall(keys.toArray(new String[0]), args.toArray(new String[0])),
+                names.toArray(new String[0]), request);
+    }
+
+    private static String op(Request.Op op) {
+        return switch (op) {
+            case TRY -> "try";
+            case TRY_AT_MOST -> "at_most";
+            case RESERVE -> "reserve";
+            case PEEK -> "peek";
+        };
+    }
+
+    ScriptCall call() {
+        return call;
+    }
+
+    /** The decision in a reply of a {@link #decide} call. */
+    Decision decision(List<Object> reply) {
+        check(reply);
+        int decider = (int) number(reply, 6);
+        return new Decision(number(reply, 0) == 1, number(reply, 1), number(reply, 2), number(reply, 3),
+                number(reply, 4), number(reply, 5), limitNames[decider - 1], number(reply, 7));
+    }
+
+    /** Whether the lease was held, from a reply of a {@link #release} call. */
+    boolean released(List<Object> reply) {
+        check(reply);
+        return number(reply, 0) == 1;
+    }
+
+    /** Whether the script answered with the stored reply of an earlier call with the same request id. */
+    static boolean replayed(List<Object> reply) {
+        return reply != null && reply.size() == REPLY_SIZE && "1".equals(String.valueOf(reply.get(REPLY_SIZE - 1)));
+    }
+
+    Request request() {
+        return request;
+    }
+
+    private static void check(List<Object> reply) {
+        if (reply == null || reply.size() != REPLY_SIZE) {
+            throw new IllegalStateException("the Sluice script replied " + reply + "; expected " + REPLY_SIZE
+                    + " fields");
+        }
+    }
+
+    private static long number(List<Object> reply, int i) {
+        return Long.parseLong(String.valueOf(reply.get(i)));
+    }
+}

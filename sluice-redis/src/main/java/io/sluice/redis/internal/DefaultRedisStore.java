@@ -1,0 +1,369 @@
+package io.sluice.redis.internal;
+
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisNoScriptException;
+import io.sluice.Decision;
+import io.sluice.Request;
+import io.sluice.Rule;
+import io.sluice.internal.algorithm.Arith;
+import io.sluice.redis.BatchRequest;
+import io.sluice.redis.RedisStore;
+import io.sluice.redis.RedisStoreException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@link RedisStore} behind {@link RedisStore#builder()}: compiles rules for the script, builds each call's
+ * keys and arguments, runs it through the {@link RedisPort} (reloading the script on NOSCRIPT) and reads the
+ * reply. The guarantees are stated on {@link RedisStore}.
+ */
+public final class DefaultRedisStore implements RedisStore {
+
+    private static final Logger log = LoggerFactory.getLogger(DefaultRedisStore.class);
+
+    private final StoreSettings settings;
+    private final RedisPort port;
+    private final SluiceScript script = SluiceScript.get();
+    private final KeyLayout layout;
+    private final RequestIds ids = new RequestIds();
+    private final String dedupTtlMillis;
+    private final String where;
+    private final ConcurrentHashMap<String, RedisRule> rules = new ConcurrentHashMap<>();
+    private final AtomicReference<CompletableFuture<Void>> loading = new AtomicReference<>();
+    private final AtomicLong replayedReplies = new AtomicLong();
+    private final AtomicLong scriptLoads = new AtomicLong();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private DefaultRedisStore(StoreSettings settings, RedisPort port) {
+        this.settings = settings;
+        this.port = port;
+        this.layout = new KeyLayout(settings.prefix());
+        this.dedupTtlMillis = Long.toString(settings.dedupTtl().toMillis());
+        this.where = RedisUris.describe(settings.uris());
+    }
+
+    /**
+     * Connects, then loads the script so the first decision needs no reload.
+     *
+     * @throws RedisStoreException when Redis cannot be reached
+     */
+    public static DefaultRedisStore connect(StoreSettings settings) {
+        String where = RedisUris.describe(settings.uris());
+        RedisPort port;
+        try {
+            port = Ports.connect(settings);
+        } catch (RuntimeException e) {
+            throw new RedisStoreException("cannot connect to Redis at " + where + ": " + e.getMessage(), e);
+        }
+        DefaultRedisStore store = new DefaultRedisStore(settings, port);
+        try {
+            store.await(store.loadScript());
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
+        }
+        return store;
+    }
+
+    // ------------------------------------------------------------------------------------------------ Store
+
+    @Override
+    public Decision decide(Rule rule, String key, Request request) {
+        return await(decideAsync(rule, key, request));
+    }
+
+    @Override
+    public CompletableFuture<Decision> decideAsync(Rule rule, String key, Request request) {
+        try {
+            DecisionCall call = DecisionCall.decide(List.of(target(rule, key)), request, now(), requestId(), layout,
+                    dedupTtlMillis);
+            return run(port.evalsha(script.sha1(), call.call()), call.call()).thenApply(call::decision);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public boolean release(Rule rule, String key, long lease) {
+        return await(releaseAsync(rule, key, lease));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> releaseAsync(Rule rule, String key, long lease) {
+        try {
+            DecisionCall call = DecisionCall.release(target(rule, key), lease, now(), requestId(), layout,
+                    dedupTtlMillis);
+            return run(port.evalsha(script.sha1(), call.call()), call.call()).thenApply(call::released);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public void reset(Rule rule, String key) {
+        List<String> keys = Arrays.asList(target(rule, key).stateKeys());
+        await(port.del(keys).handle(this::translate));
+    }
+
+    // ------------------------------------------------------------------------------------------------ batch
+
+    @Override
+    public List<Decision> decideAll(List<BatchRequest> requests) {
+        return await(decideAllAsync(requests));
+    }
+
+    @Override
+    public CompletableFuture<List<Decision>> decideAllAsync(List<BatchRequest> requests) {
+        if (requests.isEmpty()) {
+            return CompletableFuture.completedFuture(List.of());
+        }
+        try {
+            // One client time for the whole batch: it is decided at one instant, like one flush.
+            String now = now();
+            List<List<DecisionCall>> groups = new ArrayList<>(requests.size());
+            List<ScriptCall> calls = new ArrayList<>();
+            for (BatchRequest request : requests) {
+                List<DecisionCall> group = plan(request, now);
+                groups.add(group);
+                group.forEach(c -> calls.add(c.call()));
+            }
+            List<CompletableFuture<List<Object>>> replies = port.evalshaPipelined(script.sha1(), calls);
+            List<CompletableFuture<Decision>> decisions = new ArrayList<>(groups.size());
+            int next = 0;
+            for (List<DecisionCall> group : groups) {
+                List<CompletableFuture<Decision>> parts = new ArrayList<>(group.size());
+                for (DecisionCall call : group) {
+                    parts.add(run(replies.get(next++), call.call()).thenApply(call::decision));
+                }
+                decisions.add(combine(parts));
+            }
+            return CompletableFuture.allOf(decisions.toArray(new CompletableFuture<?>[0]))
+                    .thenApply(x -> decisions.stream().map(CompletableFuture::join).toList());
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** One call when all targets' keys share a slot, else one call per target (atomic per target only). */
+    private List<DecisionCall> plan(BatchRequest request, String now) {
+        List<DecisionCall.Target> targets = new ArrayList<>();
+        List<String> keys = new ArrayList<>();
+        for (BatchRequest.Target t : request.targets()) {
+            DecisionCall.Target target = target(t.rule(), t.key());
+            targets.add(target);
+            keys.addAll(Arrays.asList(target.stateKeys()));
+        }
+        if (port.sameSlot(keys)) {
+            return List.of(DecisionCall.decide(targets, request.request(), now, requestId(), layout, dedupTtlMillis));
+        }
+        List<DecisionCall> calls = new ArrayList<>();
+        for (DecisionCall.Target target : targets) {
+            calls.add(DecisionCall.decide(List.of(target), request.request(), now, requestId(), layout, dedupTtlMillis));
+        }
+        return calls;
+    }
+
+    /** One decision from the decisions of targets decided apart, by the rule evaluator's reporting rules. */
+    private static CompletableFuture<Decision> combine(List<CompletableFuture<Decision>> parts) {
+        if (parts.size() == 1) {
+            return parts.get(0);
+        }
+        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0])).thenApply(x -> {
+            List<Decision> ds = parts.stream().map(CompletableFuture::join).toList();
+            boolean allowed = ds.stream().allMatch(Decision::allowed);
+            long remaining = ds.stream().mapToLong(Decision::remaining).min().orElseThrow();
+            long reset = ds.stream().mapToLong(Decision::resetAfterMicros).max().orElseThrow();
+            if (allowed) {
+                Decision tightest = ds.stream().filter(d -> d.remaining() == remaining).findFirst().orElseThrow();
+                long granted = ds.stream().mapToLong(Decision::granted).min().orElseThrow();
+                long wait = ds.stream().mapToLong(Decision::waitMicros).max().orElseThrow();
+                long lease = ds.stream().mapToLong(Decision::lease).filter(l -> l != Decision.NO_LEASE).findFirst()
+                        .orElse(Decision.NO_LEASE);
+                return new Decision(true, granted, remaining, 0, reset, wait, tightest.limit(), lease);
+            }
+            Decision decider = null;
+            for (Decision d : ds) {
+                if (!d.allowed() && (decider == null || d.retryAfterMicros() > decider.retryAfterMicros())) {
+                    decider = d;
+                }
+            }
+            return new Decision(false, 0, remaining, decider.retryAfterMicros(), reset, 0, decider.limit(),
+                    Decision.NO_LEASE);
+        });
+    }
+
+    // ------------------------------------------------------------------------------------------------ calls
+
+    private DecisionCall.Target target(Rule rule, String key) {
+        RedisRule compiled = compiled(rule);
+        return new DecisionCall.Target(compiled, key, compiled.stateKeys(layout, key));
+    }
+
+    /** The compiled form of {@code rule}, cached per rule name (a changed rule replaces the entry). */
+    private RedisRule compiled(Rule rule) {
+        if (closed.get()) {
+            throw new IllegalStateException("the Redis store is closed");
+        }
+        RedisRule cached = rules.get(rule.name());
+        if (cached != null && (cached.rule() == rule || cached.rule().equals(rule))) {
+            return cached;
+        }
+        RedisRule fresh = RedisRule.compile(rule, script);
+        rules.put(rule.name(), fresh);
+        return fresh;
+    }
+
+    private String requestId() {
+        return settings.deduplicate() ? ids.next() : "";
+    }
+
+    /** The client time as the script's ARGV, or "" for Redis server time. */
+    private String now() {
+        if (settings.clock() == null) {
+            return "";
+        }
+        long now = settings.clock().nowMicros();
+        if (now < 0 || now > Arith.MAX_TIME) {
+            throw new IllegalStateException("clock reading must be in [0, 2^53] microseconds since the epoch, was "
+                    + now);
+        }
+        return Long.toString(now);
+    }
+
+    /**
+     * The reply of a first attempt; on NOSCRIPT (Redis restarted, failed over, or SCRIPT FLUSH) the script is
+     * loaded again on every node and the call retried once. A retry cannot charge twice: the first attempt
+     * ran nothing. Errors become {@link RedisStoreException}.
+     */
+    private CompletableFuture<List<Object>> run(CompletableFuture<List<Object>> attempt, ScriptCall call) {
+        return attempt.handle((reply, error) -> {
+            if (error == null) {
+                return CompletableFuture.completedFuture(reply);
+            }
+            if (unwrap(error) instanceof RedisNoScriptException) {
+                return loadScript().thenCompose(x -> port.evalsha(script.sha1(), call));
+            }
+            return CompletableFuture.<List<Object>>failedFuture(error);
+        }).thenCompose(f -> f).handle(this::translate).thenApply(reply -> {
+            if (DecisionCall.replayed(reply)) {
+                replayedReplies.incrementAndGet();
+                log.debug("answered a replayed call from its stored reply: {}", call);
+            }
+            return reply;
+        });
+    }
+
+    /** Loads the script on every node; concurrent NOSCRIPT failures share one load. */
+    private CompletableFuture<Void> loadScript() {
+        CompletableFuture<Void> mine = new CompletableFuture<>();
+        CompletableFuture<Void> current = loading.compareAndExchange(null, mine);
+        if (current != null) {
+            return current;
+        }
+        if (scriptLoads.incrementAndGet() > 1) {
+            log.info("Redis at {} lost the Sluice script (restart, failover or SCRIPT FLUSH); loading it again", where);
+        }
+        port.scriptLoad(script.source()).whenComplete((x, error) -> {
+            loading.set(null);
+            if (error == null) {
+                mine.complete(null);
+            } else {
+                mine.completeExceptionally(error);
+            }
+        });
+        return mine.handle(this::translate);
+    }
+
+    /** Passes a value through, or turns a Redis client failure into a {@link RedisStoreException}. */
+    private <T> T translate(T value, Throwable error) {
+        if (error == null) {
+            return value;
+        }
+        Throwable cause = unwrap(error);
+        if (cause instanceof RedisStoreException e) {
+            throw e;
+        }
+        if (cause instanceof RedisCommandTimeoutException) {
+            throw new RedisStoreException("Redis at " + where + " did not answer within " + settings.timeout()
+                    + "; the request may or may not have been charged", cause);
+        }
+        if (cause instanceof RedisCommandExecutionException) {
+            throw new RedisStoreException("Redis at " + where + " failed the Sluice script: "
+                    + script.explain(cause.getMessage()), cause);
+        }
+        if (cause instanceof IllegalArgumentException || cause instanceof IllegalStateException) {
+            throw (RuntimeException) cause;
+        }
+        throw new RedisStoreException("Redis at " + where + " is unavailable: " + cause, cause);
+    }
+
+    private static Throwable unwrap(Throwable error) {
+        Throwable t = error;
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    /** Waits for a store future; Lettuce bounds it by the timeout, {@link StoreSettings#awaitBound} is a backstop. */
+    private <T> T await(CompletableFuture<T> future) {
+        try {
+            return future.get(settings.awaitBound().toNanos(), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            Throwable cause = unwrap(e);
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new RedisStoreException("Redis at " + where + " failed: " + cause, cause);
+        } catch (TimeoutException e) {
+            throw new RedisStoreException("Redis at " + where + " did not answer within " + settings.timeout()
+                    + "; the request may or may not have been charged", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RedisStoreException("interrupted while waiting for Redis at " + where, e);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ lifecycle
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            port.close();
+        }
+    }
+
+    /** Replies answered from a stored reply because the same call arrived twice (for tests and metrics). */
+    public long replayedReplies() {
+        return replayedReplies.get();
+    }
+
+    /** How many times the script was loaded, the first time included (for tests and metrics). */
+    public long scriptLoads() {
+        return scriptLoads.get();
+    }
+
+    /** The key layout in use (for tests and tools that inspect Redis). */
+    public KeyLayout layout() {
+        return layout;
+    }
+
+    @Override
+    public String toString() {
+        return "RedisStore{" + where + ", prefix=" + settings.prefix() + ", time="
+                + (settings.clock() == null ? "server" : "client") + "}";
+    }
+}

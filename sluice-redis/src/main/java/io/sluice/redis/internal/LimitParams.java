@@ -1,0 +1,97 @@
+package io.sluice.redis.internal;
+
+import io.sluice.Limit;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.RecordComponent;
+import java.math.BigDecimal;
+import java.math.MathContext;
+import java.math.RoundingMode;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * A limit's parameters as the words the Lua port parses: the components of its record, in declaration order,
+ * without the name. Generic on purpose: porting an algorithm needs no Java change, and the parameter layout of
+ * each algorithm is its record, which the Java transition reads too.
+ *
+ * <table>
+ *   <caption>Words by component type</caption>
+ *   <tr><td>long</td><td>decimal integer</td><td>{@code 3}</td></tr>
+ *   <tr><td>Duration</td><td>whole microseconds</td><td>{@code 1000000}</td></tr>
+ *   <tr><td>double</td><td>the digits of C's {@code %.17g}: reads back as the same double</td>
+ *       <td>{@code 0.10000000000000001}</td></tr>
+ *   <tr><td>boolean</td><td>{@code 1} or {@code 0}</td><td>{@code 0}</td></tr>
+ *   <tr><td>enum</td><td>constant name in lower case</td><td>{@code epoch}</td></tr>
+ * </table>
+ */
+public final class LimitParams {
+
+    private static final MathContext SEVENTEEN_DIGITS = new MathContext(17, RoundingMode.HALF_EVEN);
+
+    private LimitParams() {}
+
+    /** The parameter words of {@code limit}, space-separated. */
+    public static String encode(Limit limit) {
+        return String.join(" ", words(limit));
+    }
+
+    /** The parameter words of {@code limit}. */
+    public static List<String> words(Limit limit) {
+        Class<?> type = limit.getClass();
+        if (!type.isRecord()) {
+            throw new IllegalArgumentException("limit must be one of Sluice's limit records, was " + type.getName());
+        }
+        List<String> out = new ArrayList<>();
+        for (RecordComponent c : type.getRecordComponents()) {
+            if (c.getName().equals("name")) {
+                continue;
+            }
+            out.add(word(c.getName(), value(limit, c)));
+        }
+        return out;
+    }
+
+    private static Object value(Limit limit, RecordComponent c) {
+        try {
+            return c.getAccessor().invoke(limit);
+        } catch (IllegalAccessException | InvocationTargetException e) {
+            throw new IllegalStateException("cannot read " + c.getName() + " of " + limit, e);
+        }
+    }
+
+    static String word(String field, Object value) {
+        if (value instanceof Long || value instanceof Integer) {
+            return value.toString();
+        }
+        if (value instanceof Duration d) {
+            return Long.toString(d.toNanos() / 1_000);
+        }
+        if (value instanceof Double d) {
+            return exactDouble(d);
+        }
+        if (value instanceof Boolean b) {
+            return b ? "1" : "0";
+        }
+        if (value instanceof Enum<?> e) {
+            return e.name().toLowerCase(Locale.ROOT);
+        }
+        throw new IllegalStateException("no Redis encoding for " + field + " of type "
+                + (value == null ? "null" : value.getClass().getName()));
+    }
+
+    /**
+     * The double's exact binary value rounded to 17 significant digits (the digits C's {@code %.17g} prints): enough for
+     * Lua's {@code tonumber} to read back the very same double.
+     */
+    static String exactDouble(double d) {
+        if (Double.isNaN(d) || Double.isInfinite(d)) {
+            throw new IllegalStateException("parameters are finite, was " + d);
+        }
+        if (d == 0) {
+            return "0";
+        }
+        return new BigDecimal(d).round(SEVENTEEN_DIGITS).stripTrailingZeros().toString();
+    }
+}

@@ -1,0 +1,73 @@
+package io.sluice.redis.internal;
+
+import io.lettuce.core.RedisURI;
+import io.sluice.Clock;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * A validated {@link io.sluice.redis.RedisStore} configuration. Immutable.
+ *
+ * @param uris        the Redis URIs: one for standalone or Sentinel, the seeds for a cluster
+ * @param cluster     whether {@code uris} are cluster seeds
+ * @param prefix      namespace of every key
+ * @param timeout     bound on every Redis command and connection attempt
+ * @param clock       client time, or null for Redis server time
+ * @param deduplicate whether calls carry request ids so a replayed call is not charged twice; only tests that
+ *                    demonstrate the double charge turn it off
+ */
+public record StoreSettings(List<RedisURI> uris, boolean cluster, String prefix, Duration timeout, Clock clock,
+                            boolean deduplicate) {
+
+    private static final Duration MAX_TIMEOUT = Duration.ofHours(1);
+
+    public StoreSettings {
+        uris = List.copyOf(uris);
+        checkPrefix(prefix);
+        checkTimeout(timeout);
+    }
+
+    /**
+     * How long a call's reply is remembered under its request id. Lettuce re-sends a call only until it times
+     * the call out, which happens between one timeout and one timer tick (100 ms) after the call was first
+     * written; twice the timeout plus a second outlasts that and the re-sent call's trip (see
+     * docs/redis-script-protocol.md, "Replays").
+     */
+    public Duration dedupTtl() {
+        return timeout.multipliedBy(2).plusSeconds(1);
+    }
+
+    /**
+     * How long a synchronous caller waits for a store future: a backstop only. Lettuce completes every
+     * command when its timeout expires (a timer tick late at most), and a call is at most three commands
+     * (EVALSHA, SCRIPT LOAD after NOSCRIPT, EVALSHA again). Waiting for Lettuce's own completion, rather than
+     * giving up first, means a caller that sees a timeout knows the call will not be re-sent later.
+     */
+    public Duration awaitBound() {
+        return timeout.multipliedBy(3).plusSeconds(1);
+    }
+
+    /** @throws IllegalArgumentException unless 1 to 64 characters without braces or whitespace */
+    public static String checkPrefix(String prefix) {
+        if (prefix == null || prefix.isEmpty() || prefix.length() > 64) {
+            throw new IllegalArgumentException("prefix must be 1 to 64 characters, was "
+                    + (prefix == null ? "null" : "'" + prefix + "'"));
+        }
+        for (int i = 0; i < prefix.length(); i++) {
+            char c = prefix.charAt(i);
+            if (c == '{' || c == '}' || Character.isWhitespace(c)) {
+                throw new IllegalArgumentException("prefix must not contain '{', '}' or whitespace (braces would "
+                        + "change the keys' hash slots), was '" + prefix + "'");
+            }
+        }
+        return prefix;
+    }
+
+    /** @throws IllegalArgumentException unless between 1 ms and 1 hour */
+    public static Duration checkTimeout(Duration timeout) {
+        if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(MAX_TIMEOUT) > 0) {
+            throw new IllegalArgumentException("timeout must be between 1ms and " + MAX_TIMEOUT + ", was " + timeout);
+        }
+        return timeout;
+    }
+}

@@ -1,0 +1,110 @@
+-- algorithms/fixed_window.lua: line-by-line port of io.sluice.internal.algorithm.FixedWindowAlgorithm.
+-- The model, the invariants and the worked example are in the Java class's essay; this file only ports it.
+-- Module shape: docs/redis-script-protocol.md.
+--
+-- Parameters (FixedWindow's record components after the name): limit, window (micros), align
+-- ("epoch" | "first_request"), countRejected ("1" | "0").
+-- State (FixedWindowAlgorithm.State): windowStart, count.
+do
+  local S = sluice
+
+  -- Above every valid limit, so a saturated count rejects exactly as the true one (Limit.MAX_COUNT + 1).
+  local COUNT_CEILING = 1000000000001
+
+  local M = {}
+
+  M.fields = { { "windowStart", "int" }, { "count", "int" } }
+
+  function M.parse(w)
+    return {
+      limit = S.arg_int(w[1]),
+      window = S.arg_int(w[2]),
+      align = w[3],
+      countRejected = S.arg_bool(w[4]),
+    }
+  end
+
+  -- A now before the window start counts as no time passed.
+  local function clock(state, now)
+    if state == nil then
+      return now
+    end
+    return math.max(now, state.windowStart)
+  end
+
+  -- The count of the window containing t: the state's count while its window lasts, else 0.
+  -- (t - windowStart < window rather than t < windowStart + window: the sum can pass 2^53.)
+  local function countAt(state, t, p)
+    if state ~= nil and t - state.windowStart < p.window then
+      return state.count
+    end
+    return 0
+  end
+
+  -- Where a window opened by a request at t starts.
+  local function openingAt(t, p)
+    if p.align == "epoch" then
+      return t - S.floor_mod(t, p.window)
+    end
+    return t
+  end
+
+  local function remaining(charged, p)
+    return math.max(0, p.limit - charged)
+  end
+
+  function M.step(state, now, permits, maxWaitMicros, p)
+    local t = clock(state, now)
+    local count = countAt(state, t, p)
+    local start
+    if count > 0 then
+      start = state.windowStart
+    else
+      start = openingAt(t, p)
+    end
+    local untilEnd = p.window - (t - start)
+    local recorded = state
+    if permits ~= 0 then
+      recorded = { windowStart = start, count = math.min(COUNT_CEILING, count + permits) }
+    end
+    local rejected = state
+    if p.countRejected then
+      rejected = recorded
+    end
+    if permits == 0 or count + permits <= p.limit then
+      local after = count + permits
+      local reset = 0
+      if after > 0 then
+        reset = untilEnd
+      end
+      return S.allow(0, remaining(after, p), reset, recorded, rejected)
+    end
+    -- count > 0 here: a fresh window admits every request of at most limit permits.
+    local charged = count
+    if rejected ~= state then
+      charged = rejected.count
+    end
+    return S.reject(remaining(charged, p), untilEnd, untilEnd, rejected)
+  end
+
+  function M.grantable(state, now, permits, p)
+    local count = countAt(state, clock(state, now), p)
+    return math.max(0, math.min(permits, p.limit - count))
+  end
+
+  -- Can pass 2^53 by up to one window when now is near MAX_TIME (year 2255); the sum then rounds to an even
+  -- neighbour, off by at most one microsecond there.
+  function M.expiresAt(state, p)
+    return state.windowStart + p.window
+  end
+
+  -- Keeps the count when only the limit (or countRejected) changed; a new window length or alignment restarts.
+  function M.migrate(state, previous, now, p)
+    if previous.window == p.window and previous.align == p.align then
+      return state
+    end
+    return nil
+  end
+
+  ALG["fixed_window"] = M
+end

@@ -1,0 +1,230 @@
+-- rule.lua: the dispatcher, the last part of the script. It decides one request under every limit of one or
+-- more (rule, key) targets, all or nothing, with the order of operations of io.sluice.internal.RuleEvaluator
+-- (and io.sluice.internal.memory.MemoryStore for loading, migrating and committing states).
+--
+-- KEYS[1..n]   the state key of each limit, in rule order (targets concatenated)
+-- KEYS[n + 1]  the request's dedup key, present when ARGV[5] is not empty
+-- ARGV[1]      op: "try" | "at_most" | "reserve" | "peek" | "release"
+-- ARGV[2]      permits (for "release": the lease)
+-- ARGV[3]      max wait in microseconds (Long.MAX_VALUE: unbounded); "0" unless op is "reserve"
+-- ARGV[4]      now in microseconds from the client's clock, or "" to read the server's TIME
+-- ARGV[5]      request id, or "" (peeks): a replayed call with the same id gets the stored reply
+-- ARGV[6]      how long the dedup key lives, in milliseconds
+-- ARGV[7]      n, the number of limits
+-- ARGV[6 + 2i] algorithm of limit i, e.g. "fixed_window"
+-- ARGV[7 + 2i] parameters of limit i: the words of its limit record, e.g. "3 1000000 epoch 0"
+--
+-- Reply (strings only): allowed (1/0), granted, remaining, retryAfterMicros, resetAfterMicros, waitMicros,
+-- decider (1-based index of the limit that decided, 0 for "release"), lease (-1: none), replayed (1 when the
+-- reply is the stored one of an earlier call with the same request id).
+
+local op = ARGV[1]
+local n = tonumber(ARGV[7])
+local client_time = ARGV[4] ~= ""
+local dedup_key = nil
+if ARGV[5] ~= "" then
+  dedup_key = KEYS[n + 1]
+end
+
+-- A replayed call (Lettuce re-sends in-flight commands after a reconnect) answers as the first one did,
+-- charging nothing.
+if dedup_key then
+  local stored = redis.call("GET", dedup_key)
+  if stored then
+    local reply = sluice.words(stored)
+    reply[#reply + 1] = "1"
+    return reply
+  end
+end
+
+local now
+if client_time then
+  now = sluice.arg_int(ARGV[4])
+else
+  now = sluice.server_now()
+end
+
+local function load(limit)
+  if limit.alg.load then
+    return limit.alg.load(limit.key, limit.p)
+  end
+  return sluice.load_hash(limit.key, limit.alg.fields)
+end
+
+-- One limit with its state at now: state written under other parameters is migrated (same algorithm, same
+-- parameter layout) or dropped (another algorithm or layout); an expired state decides as no state. "dirty"
+-- marks a migrated or dropped state, which is written back even when the request changes nothing. An expired
+-- state is not dirty: like the in-memory store we leave it to its TTL, so a clock that steps back finds it.
+local function open(i)
+  local name = ARGV[6 + 2 * i]
+  local params = ARGV[7 + 2 * i]
+  local alg = ALG[name]
+  if alg == nil then
+    error("sluice: algorithm " .. tostring(name) .. " has no Redis script")
+  end
+  local words = sluice.words(params)
+  local limit = { key = KEYS[i], alg = alg, p = alg.parse(words), fingerprint = name .. " " .. params }
+  local state, stored, exists = load(limit)
+  local dirty = exists and state == nil
+  if state ~= nil and stored ~= limit.fingerprint then
+    local old = sluice.words(stored or "")
+    if old[1] ~= name or #old ~= #words + 1 then
+      state = nil
+    else
+      table.remove(old, 1)
+      local previous = alg.parse(old)
+      if now >= alg.expiresAt(state, previous) then
+        state = nil
+      else
+        state = alg.migrate(state, previous, now, limit.p)
+      end
+    end
+    dirty = true
+  end
+  if state ~= nil and now >= alg.expiresAt(state, limit.p) then
+    state = nil
+  end
+  limit.state = state
+  limit.dirty = dirty
+  return limit
+end
+
+-- Writes a limit's next state with its expiry, or deletes the key when there is nothing left to remember.
+local function store(limit, state)
+  local expiresAt = nil
+  if state ~= nil then
+    expiresAt = limit.alg.expiresAt(state, limit.p)
+  end
+  if state == nil or expiresAt <= now then
+    redis.call("DEL", limit.key)
+    return
+  end
+  if limit.alg.save then
+    limit.alg.save(limit.key, state, limit.p, limit.fingerprint)
+  else
+    sluice.save_hash(limit.key, state, limit.alg.fields, limit.fingerprint)
+  end
+  sluice.expire(limit.key, expiresAt, now, client_time)
+end
+
+local limits = {}
+for i = 1, n do
+  limits[i] = open(i)
+end
+
+local reply
+local wrote = false
+
+if op == "release" then
+  local lease = sluice.arg_int(ARGV[2])
+  local released = false
+  local next_states = {}
+  for i = 1, n do
+    local limit = limits[i]
+    next_states[i] = limit.state
+    if limit.alg.release then
+      local r = limit.alg.release(limit.state, now, lease, limit.p)
+      released = released or r.released
+      next_states[i] = r.state
+    end
+  end
+  if released then
+    for i = 1, n do
+      if next_states[i] ~= limits[i].state or limits[i].dirty then
+        store(limits[i], next_states[i])
+        wrote = true
+      end
+    end
+    reply = { "1", "0", "0", "0", "0", "0", "0", "-1" }
+  else
+    reply = { "0", "0", "0", "0", "0", "0", "0", "-1" }
+  end
+else
+  local permits = sluice.arg_int(ARGV[2])
+  local max_wait = 0
+  if op == "reserve" then
+    max_wait = sluice.arg_int(ARGV[3])
+  end
+  if op == "at_most" then
+    local grantable = permits
+    for i = 1, n do
+      if grantable > 0 then
+        local limit = limits[i]
+        grantable = math.min(grantable, limit.alg.grantable(limit.state, now, grantable, limit.p))
+      end
+    end
+    -- Nothing grantable: step one permit so the rejection carries a meaningful retry-after.
+    permits = math.max(grantable, 1)
+  end
+
+  local steps = {}
+  local allowed = true
+  for i = 1, n do
+    local limit = limits[i]
+    steps[i] = limit.alg.step(limit.state, now, permits, max_wait, limit.p)
+    allowed = allowed and steps[i].allowed
+  end
+
+  if allowed then
+    local tightest, wait, reset, lease = 1, 0, 0, -1
+    for i = 1, n do
+      local s = steps[i]
+      if s.remaining < steps[tightest].remaining then
+        tightest = i
+      end
+      wait = math.max(wait, s.waitMicros)
+      reset = math.max(reset, s.resetAfterMicros)
+      if s.lease >= 0 then
+        lease = s.lease
+      end
+    end
+    local granted = permits
+    if op == "peek" then
+      granted = 0
+      lease = -1
+    end
+    reply = { "1", sluice.fmt_int(granted), sluice.fmt_int(steps[tightest].remaining), "0", sluice.fmt_int(reset),
+              sluice.fmt_int(wait), sluice.fmt_int(tightest), sluice.fmt_int(lease) }
+  else
+    local decider, remaining, reset = 0, math.huge, 0
+    for i = 1, n do
+      local s = steps[i]
+      remaining = math.min(remaining, s.remaining)
+      reset = math.max(reset, s.resetAfterMicros)
+      if not s.allowed and (decider == 0 or s.retryAfterMicros > steps[decider].retryAfterMicros) then
+        decider = i
+      end
+    end
+    reply = { "0", "0", sluice.fmt_int(remaining), sluice.fmt_int(steps[decider].retryAfterMicros),
+              sluice.fmt_int(reset), "0", sluice.fmt_int(decider), "-1" }
+  end
+
+  for i = 1, n do
+    local limit = limits[i]
+    if op == "peek" then
+      -- A peek charges nothing, but keeps a migration (as the in-memory store does).
+      if limit.dirty then
+        store(limit, limit.state)
+      end
+    else
+      local next_state
+      if allowed then
+        next_state = steps[i].admitted
+      else
+        next_state = steps[i].rejected
+      end
+      if next_state ~= limit.state or limit.dirty then
+        store(limit, next_state)
+        wrote = true
+      end
+    end
+  end
+end
+
+-- Only a call that wrote needs protecting from a replay: replaying one that changed nothing decides afresh,
+-- which charges at most once.
+if wrote and dedup_key then
+  redis.call("SET", dedup_key, table.concat(reply, " "), "PX", ARGV[6])
+end
+reply[#reply + 1] = "0"
+return reply

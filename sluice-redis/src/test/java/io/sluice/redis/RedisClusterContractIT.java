@@ -1,0 +1,17 @@
+package io.sluice.redis;
+
+import io.sluice.Store;
+import io.sluice.testkit.ManualClock;
+import io.sluice.testkit.StoreContract;
+import io.sluice.testkit.redis.RedisCluster;
+import io.sluice.testkit.redis.SharedRedis;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** The store contract against the 3-master cluster, in client-time mode on the contract's manual clock. */
+@ExtendWith(SharedRedis.class)
+class RedisClusterContractIT extends StoreContract {
+    @Override
+    protected Store newStore(ManualClock clock) {
+        return RedisStore.builder().uri(RedisCluster.shared().uri()).cluster(true).clock(clock).build();
+    }
+}

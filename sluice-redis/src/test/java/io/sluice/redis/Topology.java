@@ -1,0 +1,68 @@
+package io.sluice.redis;
+
+import io.sluice.testkit.redis.RedisCluster;
+import io.sluice.testkit.redis.RedisServer;
+import io.sluice.testkit.redis.RespConnection;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The two shared test deployments, and inspection of the keys they hold whatever the node. */
+enum Topology {
+    STANDALONE, CLUSTER;
+
+    /** A store builder pointing at the shared server or cluster. */
+    RedisStore.Builder builder() {
+        return this == STANDALONE ? RedisStore.builder().uri(RedisServer.shared().uri())
+                : RedisStore.builder().uri(RedisCluster.shared().uri()).cluster(true);
+    }
+
+    /** The nodes that hold keys. */
+    List<RedisServer> nodes() {
+        return this == STANDALONE ? List.of(RedisServer.shared()) : RedisCluster.shared().nodes();
+    }
+
+    /** Runs a command about {@code key} on the node that owns it. */
+    Object call(String key, String... command) {
+        RespConnection.RespError moved = null;
+        for (RedisServer node : nodes()) {
+            try {
+                return node.call(command);
+            } catch (RespConnection.RespError e) {
+                if (!e.getMessage().startsWith("MOVED")) {
+                    throw e;
+                }
+                moved = e;
+            }
+        }
+        throw new IllegalStateException("no node owns " + key, moved);
+    }
+
+    /** Keys matching {@code pattern} on every node. */
+    List<String> keys(String pattern) {
+        List<String> keys = new ArrayList<>();
+        for (RedisServer node : nodes()) {
+            for (Object k : (List<?>) node.call("KEYS", pattern)) {
+                keys.add((String) k);
+            }
+        }
+        return keys;
+    }
+
+    /** Keys matching {@code pattern}, per node. */
+    List<List<String>> keysPerNode(String pattern) {
+        List<List<String>> out = new ArrayList<>();
+        for (RedisServer node : nodes()) {
+            List<String> keys = new ArrayList<>();
+            for (Object k : (List<?>) node.call("KEYS", pattern)) {
+                keys.add((String) k);
+            }
+            out.add(keys);
+        }
+        return out;
+    }
+
+    /** Empties every node's script cache. */
+    void flushScripts() {
+        nodes().forEach(n -> n.call("SCRIPT", "FLUSH"));
+    }
+}

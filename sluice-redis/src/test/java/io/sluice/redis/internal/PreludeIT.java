@@ -1,0 +1,167 @@
+package io.sluice.redis.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.sluice.internal.algorithm.Arith;
+import io.sluice.testkit.redis.RedisServer;
+import io.sluice.testkit.redis.SharedRedis;
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The prelude's exact arithmetic, run in Redis's own Lua against Java's {@link Arith} on shared vectors: the
+ * helpers every algorithm port relies on to stay bit-identical with the Java transitions.
+ */
+@ExtendWith(SharedRedis.class)
+class PreludeIT {
+
+    private static final long TWO_52 = 1L << 52;
+    private static final long TWO_53 = 1L << 53;
+
+    private final String prelude = SluiceScript.get().part("prelude.lua");
+    private final Random random = new Random(20261122);
+
+    /** Runs prelude + body with ARGV = args in Redis; body returns a list of strings. */
+    private List<?> eval(String body, List<String> args) {
+        List<String> command = new ArrayList<>(List.of("EVAL", prelude + body, "0"));
+        command.addAll(args);
+        return (List<?>) RedisServer.shared().call(command.toArray(new String[0]));
+    }
+
+    private long anyUpTo(long max) {
+        return switch (random.nextInt(4)) {
+            case 0 -> random.nextLong(max + 1);
+            case 1 -> random.nextLong(1_000_000);
+            case 2 -> max - random.nextLong(1_000);
+            default -> (long) Math.pow(2, random.nextDouble() * (Math.log(max) / Math.log(2)));
+        };
+    }
+
+    @Test
+    void mulDivIsExactBelowTwoToThe53AndSaturatesLikeJava() {
+        List<long[]> vectors = new ArrayList<>(List.of(
+                new long[] {TWO_53, TWO_53, 1}, new long[] {TWO_53, TWO_53, TWO_52}, new long[] {0, TWO_53, 7},
+                new long[] {1_000_000_000_000L, 31_622_400_000_000L, 31_622_400_000_000L},
+                new long[] {TWO_53 - 1, TWO_53 - 3, TWO_52 - 5}, new long[] {3, 5, 7}));
+        for (int i = 0; i < 3000; i++) {
+            vectors.add(new long[] {anyUpTo(TWO_53), anyUpTo(TWO_53), 1 + anyUpTo(TWO_52 - 1)});
+        }
+        List<String> args = new ArrayList<>();
+        for (long[] v : vectors) {
+            args.add(Long.toString(v[0]));
+            args.add(Long.toString(v[1]));
+            args.add(Long.toString(v[2]));
+        }
+        List<?> out = eval("""
+                local out = {}
+                for i = 1, #ARGV, 3 do
+                  local a, b, c = sluice.arg_int(ARGV[i]), sluice.arg_int(ARGV[i + 1]), sluice.arg_int(ARGV[i + 2])
+                  out[#out + 1] = sluice.fmt_int(sluice.mul_div_floor(a, b, c))
+                  out[#out + 1] = sluice.fmt_int(sluice.mul_div_ceil(a, b, c))
+                end
+                return out
+                """, args);
+        for (int i = 0; i < vectors.size(); i++) {
+            long[] v = vectors.get(i);
+            check("floor", v, Arith.mulDivFloor(v[0], v[1], v[2]), Long.parseLong((String) out.get(2 * i)));
+            check("ceil", v, Arith.mulDivCeil(v[0], v[1], v[2]), Long.parseLong((String) out.get(2 * i + 1)));
+        }
+    }
+
+    private static void check(String what, long[] v, long java, long lua) {
+        String as = what + "(" + v[0] + " * " + v[1] + " / " + v[2] + ")";
+        if (java < TWO_53) {
+            assertThat(lua).as(as).isEqualTo(java);
+        } else if (java == Long.MAX_VALUE) {
+            assertThat(lua).as(as).isEqualTo(Long.MAX_VALUE);
+        } else {
+            assertThat(lua).as(as).isGreaterThanOrEqualTo(TWO_53);
+            assertThat((double) lua).as(as).isCloseTo((double) java, within(Math.abs(java) * 0x1p-49));
+        }
+    }
+
+    @Test
+    void integerDivisionIsExactNearTwoToThe53() {
+        List<long[]> vectors = new ArrayList<>();
+        for (int i = 0; i < 3000; i++) {
+            long a = random.nextBoolean() ? TWO_53 - random.nextLong(1L << 40) : random.nextLong(TWO_53 + 1);
+            if (random.nextInt(5) == 0) {
+                a = -random.nextLong(1L << 52);
+            }
+            vectors.add(new long[] {a, 1 + anyUpTo(31_622_400_000_000L)});
+        }
+        vectors.add(new long[] {TWO_53, 3});
+        vectors.add(new long[] {TWO_53 - 1, TWO_53 - 2});
+        vectors.add(new long[] {TWO_53 - 1, 3});
+        vectors.add(new long[] {-TWO_53, 7});
+        List<String> args = new ArrayList<>();
+        for (long[] v : vectors) {
+            args.add(Long.toString(v[0]));
+            args.add(Long.toString(v[1]));
+        }
+        List<?> out = eval("""
+                local out = {}
+                for i = 1, #ARGV, 2 do
+                  local a, b = sluice.arg_int(ARGV[i]), sluice.arg_int(ARGV[i + 1])
+                  out[#out + 1] = sluice.fmt_int(sluice.floor_div(a, b))
+                  out[#out + 1] = sluice.fmt_int(sluice.floor_mod(a, b))
+                  out[#out + 1] = sluice.fmt_int(sluice.ceil_div(a, b))
+                  -- Lua's own operators, which the prelude's comment says are exact in this range.
+                  out[#out + 1] = sluice.fmt_num(math.floor(a / b))
+                  out[#out + 1] = sluice.fmt_num(a % b)
+                end
+                return out
+                """, args);
+        for (int i = 0; i < vectors.size(); i++) {
+            long a = vectors.get(i)[0];
+            long b = vectors.get(i)[1];
+            String floor = Long.toString(Math.floorDiv(a, b));
+            String mod = Long.toString(Math.floorMod(a, b));
+            assertThat(out.get(5 * i)).as("floor_div(%d, %d)", a, b).isEqualTo(floor);
+            assertThat(out.get(5 * i + 1)).as("floor_mod(%d, %d)", a, b).isEqualTo(mod);
+            assertThat(out.get(5 * i + 2)).as("ceil_div(%d, %d)", a, b).isEqualTo(Long.toString(-Math.floorDiv(-a, b)));
+            if (a >= 0) {
+                assertThat(out.get(5 * i + 3)).as("math.floor(%d / %d)", a, b).isEqualTo(floor);
+                assertThat(out.get(5 * i + 4)).as("%d %% %d", a, b).isEqualTo(mod);
+            }
+        }
+    }
+
+    @Test
+    void numbersCrossTheBoundaryAsStringsWithoutLosingDigits() {
+        List<String> ints = List.of("0", "1", "1767225600000001", "9007199254740992", "9223372036854775807",
+                "-42");
+        List<?> out = eval("""
+                local out = {}
+                for i = 1, #ARGV do out[i] = sluice.fmt_int(sluice.arg_int(ARGV[i])) end
+                out[#out + 1] = tostring(sluice.arg_int("9223372036854775807") == math.huge)
+                return out
+                """, ints);
+        assertThat(out.subList(0, ints.size())).isEqualTo(ints);
+        assertThat(out.get(ints.size())).isEqualTo("true");
+
+        List<String> doubles = new ArrayList<>();
+        List<Double> values = new ArrayList<>();
+        for (int i = 0; i < 500; i++) {
+            double d = Double.longBitsToDouble(random.nextLong() & 0x7fefffffffffffffL);
+            if (d != 0 && Double.isFinite(d)) {
+                values.add(d);
+                doubles.add(LimitParams.exactDouble(d));
+            }
+        }
+        List<?> back = eval("""
+                local out = {}
+                for i = 1, #ARGV do out[i] = sluice.fmt_num(sluice.arg_num(ARGV[i])) end
+                return out
+                """, doubles);
+        for (int i = 0; i < values.size(); i++) {
+            assertThat(Double.parseDouble((String) back.get(i))).as(doubles.get(i)).isEqualTo(values.get(i));
+        }
+        assertThat(new BigInteger("9223372036854775807")).isEqualTo(BigInteger.valueOf(Long.MAX_VALUE));
+    }
+}

@@ -1,0 +1,58 @@
+package io.sluice.redis.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.Concurrency;
+import io.sluice.FixedWindow;
+import io.sluice.Gcra;
+import io.sluice.LeakyBucket;
+import io.sluice.RefreshPeriod;
+import io.sluice.RollingWindow;
+import io.sluice.SlidingLog;
+import io.sluice.SlidingWindow;
+import io.sluice.SmoothBursty;
+import io.sluice.SmoothWarmingUp;
+import io.sluice.TokenBucket;
+import java.io.IOException;
+import java.lang.reflect.RecordComponent;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** docs/redis-script-protocol.md lists each algorithm's parameter words; they must match the records. */
+class ProtocolDocTest {
+
+    private static final Map<String, Class<?>> RECORDS = new LinkedHashMap<>();
+
+    static {
+        RECORDS.put("fixed_window", FixedWindow.class);
+        RECORDS.put("sliding_log", SlidingLog.class);
+        RECORDS.put("sliding_window", SlidingWindow.class);
+        RECORDS.put("rolling_window", RollingWindow.class);
+        RECORDS.put("token_bucket", TokenBucket.class);
+        RECORDS.put("gcra", Gcra.class);
+        RECORDS.put("leaky_bucket", LeakyBucket.class);
+        RECORDS.put("smooth_bursty", SmoothBursty.class);
+        RECORDS.put("smooth_warming_up", SmoothWarmingUp.class);
+        RECORDS.put("refresh_period", RefreshPeriod.class);
+        RECORDS.put("concurrency", Concurrency.class);
+    }
+
+    @Test
+    void theParameterTableMatchesTheLimitRecords() throws IOException {
+        List<String> doc = Files.readAllLines(Path.of("..", "docs", "redis-script-protocol.md"));
+        assertThat(RECORDS.keySet()).containsExactlyElementsOf(SluiceScript.ALGORITHMS);
+        for (Map.Entry<String, Class<?>> e : RECORDS.entrySet()) {
+            String row = doc.stream().filter(l -> l.startsWith("| `" + e.getKey() + "` |")).findFirst()
+                    .orElseThrow(() -> new AssertionError("no row for " + e.getKey()));
+            String words = row.split("\\|")[2].replaceAll("\\([^)]*\\)", "").trim();
+            List<String> expected = Arrays.stream(e.getValue().getRecordComponents()).map(RecordComponent::getName)
+                    .filter(n -> !n.equals("name")).toList();
+            assertThat(List.of(words.split("\\s+"))).as(e.getKey()).isEqualTo(expected);
+        }
+    }
+}

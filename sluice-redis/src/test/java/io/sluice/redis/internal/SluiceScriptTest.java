@@ -1,0 +1,85 @@
+package io.sluice.redis.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sluice.FixedWindow;
+import io.sluice.Rule;
+import io.sluice.TokenBucket;
+import java.time.Duration;
+import java.util.List;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+class SluiceScriptTest {
+
+    private final SluiceScript script = SluiceScript.get();
+
+    @Test
+    void partsAreConcatenatedInTheFixedOrder() {
+        List<String> paths = script.parts().stream().map(SluiceScript.Part::path).toList();
+        assertThat(paths.get(0)).isEqualTo("prelude.lua");
+        assertThat(paths.get(paths.size() - 1)).isEqualTo("rule.lua");
+        List<String> algorithms = paths.subList(1, paths.size() - 1);
+        assertThat(algorithms).contains("algorithms/fixed_window.lua");
+        // The algorithm files follow SluiceScript.ALGORITHMS, whatever subset is ported.
+        List<String> expected = SluiceScript.ALGORITHMS.stream().map(n -> "algorithms/" + n + ".lua")
+                .filter(algorithms::contains).toList();
+        assertThat(algorithms).isEqualTo(expected);
+        assertThat(script.source()).startsWith("-- prelude.lua");
+    }
+
+    @Test
+    void assemblyIsDeterministicSoTheShaIsStable() {
+        SluiceScript again = SluiceScript.assemble();
+        assertThat(again.source()).isEqualTo(script.source());
+        assertThat(again.sha1()).isEqualTo(script.sha1()).matches("[0-9a-f]{40}");
+    }
+
+    @Test
+    void everyAlgorithmFileRegistersItsOwnNameInADoBlock() {
+        for (String name : script.algorithms()) {
+            String text = partText("algorithms/" + name + ".lua");
+            assertThat(text).as(name).contains("ALG[\"" + name + "\"] = ");
+            assertThat(Pattern.compile("(?m)^do$").matcher(text).find()).as(name + " wraps its locals in do ... end")
+                    .isTrue();
+            assertThat(Pattern.compile("(?m)^ALG\\[").matcher(text).find()).as(name).isFalse();
+        }
+        assertThat(script.algorithms()).contains("fixed_window");
+    }
+
+    @Test
+    void noPartCreatesGlobalsOrPassesNumbersToRedisCall() {
+        // Redis forbids new globals; every top-level definition must be local (or a field of sluice/ALG).
+        Pattern global = Pattern.compile("(?m)^(function [A-Za-z_]+\\(|[A-Za-z_][A-Za-z0-9_]* = )");
+        for (SluiceScript.Part part : script.parts()) {
+            assertThat(global.matcher(partText(part.path())).find()).as(part.path()).isFalse();
+        }
+    }
+
+    @Test
+    void errorLinesAreMappedBackToFiles() {
+        SluiceScript.Part rule = script.parts().get(script.parts().size() - 1);
+        String message = "ERR user_script:" + (rule.firstLine() + 2) + ": boom script: abc, on @user_script:"
+                + (rule.firstLine() + 2) + ".";
+        assertThat(script.explain(message)).contains("user_script:" + (rule.firstLine() + 2) + " (rule.lua:3)");
+        assertThat(script.explain("ERR user_script:1: x")).contains("(prelude.lua:1)");
+    }
+
+    @Test
+    void aRuleUsingAnAlgorithmWithoutAScriptFailsClearly() {
+        Rule rule = Rule.of("checkout", FixedWindow.of(5, Duration.ofMinutes(1)),
+                TokenBucket.of(3, 1, Duration.ofSeconds(1)).named("burst"));
+        if (!script.supports("token_bucket")) {
+            assertThatThrownBy(() -> RedisRule.compile(rule, script)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("algorithm token_bucket has no Redis script yet")
+                    .hasMessageContaining("'burst'").hasMessageContaining("'checkout'");
+        }
+        RedisRule ok = RedisRule.compile(Rule.of("r", FixedWindow.of(5, Duration.ofMinutes(1))), script);
+        assertThat(ok.params(0)).isEqualTo("5 60000000 epoch 0");
+    }
+
+    private String partText(String path) {
+        return script.part(path);
+    }
+}
