@@ -44,7 +44,10 @@ public final class CompiledRule {
             Limit limit = algorithms[i].limit();
             for (int j = 0; j < oldLimits.size(); j++) {
                 Limit old = oldLimits.get(j);
-                if (old.name().equals(limit.name()) && old.getClass() == limit.getClass() && states[j] != null) {
+                // A state that had already expired under its old parameters means no state: migrating it would
+                // resurrect what the store may already have dropped (the Redis store drops it by its TTL).
+                if (old.name().equals(limit.name()) && old.getClass() == limit.getClass() && states[j] != null
+                        && now < previous.algorithms[j].expiresAt(states[j])) {
                     out[i] = old.equals(limit) ? states[j] : algorithms[i].migrate(states[j], old, now);
                 }
             }

@@ -92,8 +92,7 @@ class BatchIT {
             // The tenant has 1 left, the user none: rejected, and the tenant is not charged.
             Decision second = store.decideAll(List.of(BatchRequest.allOf(Request.tryAcquire(1), user, tenant))).get(0);
             assertThat(second.allowed()).isFalse();
-            assertThat(topology.call("{acme}", "HGET", prefix + ":per_tenant:{acme}:fixed_window", "count"))
-                    .isEqualTo("3");
+            assertThat(topology.state(prefix + ":per_tenant:{acme}:fixed_window").count()).isEqualTo(3);
             Decision partial = store.decideAll(List.of(BatchRequest.allOf(Request.tryAcquireAtMost(5),
                     new Target(PER_USER, "{acme}:user:8"), tenant))).get(0);
             assertThat(partial.granted()).isEqualTo(1);
@@ -113,7 +112,7 @@ class BatchIT {
             assertThat(d.allowed()).isFalse();
             assertThat(d.retryAfterMicros()).isPositive();
             // Documented: alice's own decision admitted and stays charged.
-            assertThat(cluster.call("alice", "HGET", prefix + ":{per_user:alice}:fixed_window", "count")).isEqualTo("2");
+            assertThat(cluster.state(prefix + ":{per_user:alice}:fixed_window").count()).isEqualTo(2);
         }
     }
 
@@ -125,7 +124,7 @@ class BatchIT {
             Decision d = store.decideAll(List.of(BatchRequest.allOf(Request.tryAcquire(2),
                     new Target(PER_USER, "alice"), new Target(PER_TENANT, "bob")))).get(0);
             assertThat(d.allowed()).isFalse();
-            assertThat(topology.call("alice", "HGET", prefix + ":{per_user:alice}:fixed_window", "count")).isNull();
+            assertThat(topology.state(prefix + ":{per_user:alice}:fixed_window")).isNull();
         }
     }
 

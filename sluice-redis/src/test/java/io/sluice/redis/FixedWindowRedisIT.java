@@ -8,6 +8,7 @@ import io.sluice.FixedWindow;
 import io.sluice.RateLimiter;
 import io.sluice.Rule;
 import io.sluice.redis.internal.KeyLayout;
+import io.sluice.redis.internal.LimitParams;
 import io.sluice.testkit.ManualClock;
 import io.sluice.testkit.redis.SharedRedis;
 import java.time.Duration;
@@ -52,7 +53,7 @@ class FixedWindowRedisIT {
             assertThat(rejected.retryAfterMicros()).isEqualTo(750 * MS);
             assertThat(rejected.resetAfterMicros()).isEqualTo(750 * MS);
             assertThat(rejected.limit()).isEqualTo("fixed_window");
-            assertThat(topology.call("k", "HGET", prefix + ":{api:k}:fixed_window", "count")).isEqualTo("3");
+            assertThat(topology.state(prefix + ":{api:k}:fixed_window").count()).isEqualTo(3);
             clock.advanceMillis(750);
             Decision next = l.tryAcquire("k");
             assertThat(next.allowed()).isTrue();
@@ -69,7 +70,7 @@ class FixedWindowRedisIT {
             l.tryAcquire("k", 2);
             assertThat(l.tryAcquire("k").allowed()).isFalse();
             assertThat(l.tryAcquire("k").allowed()).isFalse();
-            assertThat(topology.call("k", "HGET", prefix + ":{hammer:k}:fixed_window", "count")).isEqualTo("4");
+            assertThat(topology.state(prefix + ":{hammer:k}:fixed_window").count()).isEqualTo(4);
         }
     }
 
@@ -99,13 +100,13 @@ class FixedWindowRedisIT {
             assertThat(d.allowed()).isFalse();
             assertThat(d.limit()).isEqualTo("per_second");
             assertThat(d.remaining()).isZero();
-            assertThat(topology.call("k", "HGET", prefix + ":{two:k}:per_minute", "count")).isEqualTo("2");
+            assertThat(topology.state(prefix + ":{two:k}:per_minute").count()).isEqualTo(2);
             assertThat(l.tryAcquireAtMost("k", 5).granted()).isZero();
             clock.advanceMillis(1000);
             Decision partial = l.tryAcquireAtMost("k", 5);
             assertThat(partial.granted()).isEqualTo(2);
             assertThat(l.peek("k", 0).remaining()).isZero();
-            assertThat(topology.call("k", "HGET", prefix + ":{two:k}:per_minute", "count")).isEqualTo("4");
+            assertThat(topology.state(prefix + ":{two:k}:per_minute").count()).isEqualTo(4);
         }
     }
 
@@ -118,8 +119,8 @@ class FixedWindowRedisIT {
             assertThat(l.tryAcquire("k", 2).allowed()).isTrue();
             l.updateLimit(FixedWindow.of(3, Duration.ofMinutes(1)));
             assertThat(l.tryAcquire("k").remaining()).isZero();
-            assertThat(topology.call("k", "HGET", prefix + ":{mig:k}:fixed_window", "_p"))
-                    .isEqualTo("fixed_window 3 60000000 epoch 0");
+            assertThat(topology.state(prefix + ":{mig:k}:fixed_window").fingerprint())
+                    .isEqualTo(LimitParams.fingerprint("fixed_window", "3 60000000 epoch 0"));
             l.updateLimit(FixedWindow.of(3, Duration.ofMinutes(2)));
             assertThat(l.tryAcquire("k").remaining()).as("a new window length restarts the count").isEqualTo(2);
         }
@@ -129,14 +130,24 @@ class FixedWindowRedisIT {
     @EnumSource(Topology.class)
     void stateWrittenUnderAnotherAlgorithmOrLayoutIsDroppedNotMisread(Topology topology) {
         String key = prefix + ":{alien:k}:fixed_window";
-        topology.call(key, "HSET", key, "_p", "token_bucket 5 1 1000000 greedy 5", "windowStart", "0", "count", "99");
-        topology.call(key, "PEXPIRE", key, "60000");
+        String current = LimitParams.fingerprint("fixed_window", "3 60000000 epoch 0");
+        // windowStart 1767225600000000 ("hefg8dts00"), count 99 ("2r"): misread, it would reject.
+        String window = Long.toString(clock.nowMicros() - clock.nowMicros() % 60_000_000L, 36);
         try (RedisStore store = store(topology);
              RateLimiter l = RateLimiter.builder(Rule.of("alien", FixedWindow.of(3, Duration.ofMinutes(1))))
                      .store(store).build()) {
-            assertThat(l.tryAcquire("k").remaining()).isEqualTo(2);
-            topology.call(key, "HSET", key, "_p", "fixed_window 3 60000000", "count", "99");
-            assertThat(l.tryAcquire("k").remaining()).as("a parameter layout of another length").isEqualTo(2);
+            topology.call(key, "SET", key, LimitParams.fingerprint("token_bucket", "5 1 1000000 greedy 5") + "|"
+                    + window + "|2r", "PX", "60000");
+            assertThat(l.tryAcquire("k").remaining()).as("another algorithm's fingerprint").isEqualTo(2);
+            assertThat(topology.state(key).fingerprint()).isEqualTo(current);
+            topology.call(key, "SET", key, current + "|2r", "PX", "60000");
+            assertThat(l.tryAcquire("k").remaining()).as("a state of another shape").isEqualTo(2);
+            topology.call(key, "DEL", key);
+            topology.call(key, "HSET", key, "_p", "fixed_window 3 60000000 epoch 0", "windowStart", window, "count",
+                    "99");
+            topology.call(key, "PEXPIRE", key, "60000");
+            assertThat(l.tryAcquire("k").remaining()).as("a hash of the layout of earlier versions").isEqualTo(2);
+            assertThat(topology.state(key).count()).isEqualTo(1);
         }
     }
 
@@ -144,13 +155,13 @@ class FixedWindowRedisIT {
     @EnumSource(Topology.class)
     void aCorruptStateIsAScriptErrorNamingTheFileAndLine(Topology topology) {
         String key = prefix + ":{corrupt:k}:fixed_window";
-        topology.call(key, "HSET", key, "_p", "fixed_window 3 60000000 epoch 0", "windowStart", "0", "count", "x");
+        topology.call(key, "SET", key, LimitParams.fingerprint("fixed_window", "3 60000000 epoch 0") + "|0|x!");
         try (RedisStore store = store(topology);
              RateLimiter l = RateLimiter.builder(Rule.of("corrupt", FixedWindow.of(3, Duration.ofMinutes(1))))
                      .store(store).build()) {
             assertThatThrownBy(() -> l.tryAcquire("k")).isInstanceOf(RedisStoreException.class)
                     .hasMessageContaining("failed the Sluice script")
-                    .hasMessageContaining("expected an integer, got 'x'")
+                    .hasMessageContaining("expected a base-36 integer, got 'x!'")
                     .hasMessageMatching("(?s).*user_script:\\d+ \\(prelude\\.lua:\\d+\\).*");
         } finally {
             topology.call(key, "DEL", key);

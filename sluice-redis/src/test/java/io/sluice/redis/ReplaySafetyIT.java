@@ -52,7 +52,8 @@ class ReplaySafetyIT {
     }
 
     private String count(String key) {
-        return (String) RedisServer.shared().call("HGET", prefix + ":{replay:" + key + "}:fixed_window", "count");
+        StoredState state = StoredState.parse(RedisServer.shared().call("GET", prefix + ":{replay:" + key + "}:fixed_window"));
+        return state == null ? null : Long.toString(state.count());
     }
 
     @Test

@@ -39,8 +39,8 @@ class TimeAndExpiryIT {
             long after = serverMicros(topology);
             // The reset is the rest of the epoch-aligned hour at the server's TIME during the call.
             assertThat(d.resetAfterMicros()).isBetween(window - after % window, window - before % window);
-            String start = (String) topology.call("k", "HGET", prefix + ":{srv:k}:fixed_window", "windowStart");
-            assertThat(Long.parseLong(start)).isEqualTo(before - before % window);
+            long start = topology.state(prefix + ":{srv:k}:fixed_window").windowStart();
+            assertThat(start).isEqualTo(before - before % window);
             long pttl = (Long) topology.call("k", "PTTL", prefix + ":{srv:k}:fixed_window");
             assertThat(pttl * 1000).isBetween(d.resetAfterMicros() - 50_000, d.resetAfterMicros() + 1_000);
         }
@@ -55,8 +55,7 @@ class TimeAndExpiryIT {
                      .store(store).build()) {
             Decision d = l.tryAcquire("k");
             assertThat(d.resetAfterMicros()).isEqualTo(10_000_000 - 123_456);
-            assertThat(topology.call("k", "HGET", prefix + ":{cli:k}:fixed_window", "windowStart"))
-                    .isEqualTo("946684800000000");
+            assertThat(topology.state(prefix + ":{cli:k}:fixed_window").windowStart()).isEqualTo(946684800000000L);
             // The TTL is the remaining duration counted on the server's clock, plus one second of slack.
             long pttl = (Long) topology.call("k", "PTTL", prefix + ":{cli:k}:fixed_window");
             assertThat(pttl).isBetween(10_800L, 10_877L);

@@ -37,6 +37,11 @@ enum Topology {
         throw new IllegalStateException("no node owns " + key, moved);
     }
 
+    /** The state stored at {@code key} (on the node that owns it), or null when there is none. */
+    StoredState state(String key) {
+        return StoredState.parse(call(key, "GET", key));
+    }
+
     /** Keys matching {@code pattern} on every node. */
     List<String> keys(String pattern) {
         List<String> keys = new ArrayList<>();

@@ -51,15 +51,31 @@ final class DecisionCall {
         List<String> keys = new ArrayList<>();
         List<String> names = new ArrayList<>();
         List<String> args = new ArrayList<>(List.of(op, amount, maxWait, now, requestId, dedupTtlMillis, ""));
+        List<String> previous = null;
         for (Target t : targets) {
             for (int i = 0; i < t.rule().size(); i++) {
                 keys.add(t.stateKeys()[i]);
                 names.add(t.rule().limitName(i));
                 args.add(t.rule().algorithm(i));
+                args.add(t.rule().fingerprint(i));
                 args.add(t.rule().params(i));
+                String[] versions = t.rule().previous(i);
+                if (versions.length > 0) {
+                    // After all limits: (limit index, fingerprint, words) per previous version. None usually.
+                    previous = previous == null ? new ArrayList<>() : previous;
+                    String index = Integer.toString(names.size());
+                    for (int v = 0; v < versions.length; v += 2) {
+                        previous.add(index);
+                        previous.add(versions[v]);
+                        previous.add(versions[v + 1]);
+                    }
+                }
             }
         }
         args.set(6, Integer.toString(names.size()));
+        if (previous != null) {
+            args.addAll(previous);
+        }
         if (!requestId.isEmpty()) {
             keys.add(layout.requestKey(keys.get(0), requestId));
         }

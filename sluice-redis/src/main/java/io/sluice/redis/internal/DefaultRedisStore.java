@@ -212,7 +212,11 @@ public final class DefaultRedisStore implements RedisStore {
         return new DecisionCall.Target(compiled, key, compiled.stateKeys(layout, key));
     }
 
-    /** The compiled form of {@code rule}, cached per rule name (a changed rule replaces the entry). */
+    /**
+     * The compiled form of {@code rule}, cached per rule name. A changed rule (e.g. after
+     * {@code RateLimiter.updateLimit}) replaces the entry as its next version, which remembers the previous
+     * versions of each limit so the script can migrate states stored under them (see {@link RedisRule}).
+     */
     private RedisRule compiled(Rule rule) {
         if (closed.get()) {
             throw new IllegalStateException("the Redis store is closed");
@@ -221,9 +225,8 @@ public final class DefaultRedisStore implements RedisStore {
         if (cached != null && (cached.rule() == rule || cached.rule().equals(rule))) {
             return cached;
         }
-        RedisRule fresh = RedisRule.compile(rule, script);
-        rules.put(rule.name(), fresh);
-        return fresh;
+        return rules.compute(rule.name(), (name, current) -> current != null && current.rule().equals(rule) ? current
+                : RedisRule.compile(rule, script, current));
     }
 
     private String requestId() {

@@ -6,8 +6,13 @@ import java.lang.reflect.RecordComponent;
 import java.math.BigDecimal;
 import java.math.MathContext;
 import java.math.RoundingMode;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
 
@@ -31,6 +36,9 @@ public final class LimitParams {
     private static final MathContext SEVENTEEN_DIGITS = new MathContext(17, RoundingMode.HALF_EVEN);
 
     private LimitParams() {}
+
+    /** Characters of a {@link #fingerprint}: 6 base64url characters are its first 36 bits. */
+    public static final int FINGERPRINT_LENGTH = 6;
 
     /** The parameter words of {@code limit}, space-separated. */
     public static String encode(Limit limit) {
@@ -59,6 +67,25 @@ public final class LimitParams {
         } catch (IllegalAccessException | InvocationTargetException e) {
             throw new IllegalStateException("cannot read " + c.getName() + " of " + limit, e);
         }
+    }
+
+    /**
+     * The short fingerprint a state is stored under: the first 36 bits of SHA-256 of
+     * {@code "<algorithm> <words>"} (UTF-8) as 6 base64url characters, e.g. {@code "sCp3P_"} for
+     * {@code "fixed_window 3 1000000 epoch 0"}. Two different versions of a limit share one with probability
+     * 2^-36 (about 1 in 69 billion); the script then misreads the state instead of migrating or dropping it.
+     */
+    public static String fingerprint(String algorithm, String words) {
+        byte[] digest;
+        try {
+            digest = MessageDigest.getInstance("SHA-256")
+                    .digest((algorithm + " " + words).getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JVM has no SHA-256", e);
+        }
+        // 6 bytes make 8 base64 characters; the first 6 characters are the first 36 bits.
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(Arrays.copyOf(digest, 6))
+                .substring(0, FINGERPRINT_LENGTH);
     }
 
     static String word(String field, Object value) {

@@ -24,7 +24,8 @@
 -- a power of two and the division exact, so rounding never reaches the integer; PreludeIT checks it.)
 -- sluice.floor_div / floor_mod / ceil_div name Java's Math.floorDiv / floorMod / Arith.ceilDiv for
 -- line-by-line ports, and use math.fmod, exact for any doubles.
--- tonumber on a stored decimal string is exact for integers up to 2^53, and for doubles written with %.17g.
+-- tonumber on a stored decimal string is exact for integers up to 2^53, and for doubles written with %.17g;
+-- states are stored in base 36 (sluice.fmt_b36 / arg_b36, exact the same way).
 
 local sluice = {}
 local ALG = {}
@@ -217,22 +218,115 @@ end
 
 -- ------------------------------------------------------------------------------------------ state storage
 
--- The default storage of a state: one Redis hash per limit and key, one hash field per field of the Java
--- State record (named as in Java), plus "_p", the fingerprint "<algorithm> <parameter words>" the state was
--- written under. A module declares its fields as { { "windowStart", "int" }, { "count", "int" } }; the kinds:
---   int   an integer (Java long), stored with fmt_int
---   num   a double, stored with fmt_num (Guava's algorithms only)
---   ints  a list of integers (Java long[]), stored as "1,2,3" ("" for an empty list)
+-- The default storage of a state: ONE Redis string per limit and key, as small as it can be read back exactly
+-- (docs/redis-script-protocol.md, "State storage"):
+--
+--   <fingerprint>|<field 1>|<field 2>|...     e.g. sCp3P_|hefg8dts00|2   (fixed_window 3 1000000 epoch 0:
+--                                                 windowStart 1767225600000000, count 2)
+--
+-- <fingerprint> is the limit version's short fingerprint (ARGV, computed in Java), the fields follow the
+-- module's M.fields in order, and '|' never occurs inside one. The field kinds:
+--   int   an integer (Java long) in base 36, lower case, with a leading '-' when negative ("hefg8dts00" is
+--         1767225600000000); Long.MAX_VALUE (math.huge) is "1y2p0ij32e8e7"
+--   num   a double (Guava's algorithms) as the shortest of %.15g, %.16g, %.17g that reads back bit for bit
+--   ints  a list of integers (Java long[]), each in base 36, joined by ',' ("" for an empty list)
+-- 36 bits of fingerprint and base-36 integers keep a state of three fields at realistic values (times about
+-- 1.8e15 us: 10 digits; counts up to 10^6: 4 digits) within 28 characters, the largest value Redis stores in
+-- its smallest allocation (MEMORY USAGE 120 bytes with a 31-character key; MemoryUsageIT).
+
+local B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+local B36_LONG_MAX = "1y2p0ij32e8e7"
+local TWO_32 = 4294967296
+
+--- An integer as base-36 digits (lower case, '-' when negative): exact for every integer double below 2^63
+--- in magnitude; math.huge (anything at or above 2^63) is Long.MAX_VALUE, as in fmt_int.
+function sluice.fmt_b36(x)
+  if x >= TWO_63 then
+    return B36_LONG_MAX
+  end
+  if x ~= math.floor(x) or x <= -TWO_63 then
+    error("sluice: not a storable integer: " .. string.format("%.17g", x))
+  end
+  local sign = ""
+  if x < 0 then
+    sign = "-"
+    x = -x
+  end
+  if x == 0 then
+    return "0"
+  end
+  local out = {}
+  if x < TWO_53 then
+    -- x - d is a multiple of 36 below 2^53: the division is exact.
+    while x > 0 do
+      local d = math.fmod(x, 36)
+      out[#out + 1] = string.sub(B36, d + 1, d + 1)
+      x = (x - d) / 36
+    end
+  else
+    -- Above 2^53 the quotient may not be a double: divide the pair (hi, lo) = x as hi * 2^32 + lo instead,
+    -- every step exact (rh * 2^32 + lo < 36 * 2^32).
+    local lo = math.fmod(x, TWO_32)
+    local hi = (x - lo) / TWO_32
+    while hi > 0 or lo > 0 do
+      local rh = math.fmod(hi, 36)
+      hi = (hi - rh) / 36
+      local t = rh * TWO_32 + lo
+      local d = math.fmod(t, 36)
+      lo = (t - d) / 36
+      out[#out + 1] = string.sub(B36, d + 1, d + 1)
+    end
+  end
+  return sign .. string.reverse(table.concat(out))
+end
+
+--- Reads fmt_b36: exact up to 2^53 (and for every value fmt_b36 wrote); Long.MAX_VALUE is math.huge.
+function sluice.arg_b36(s)
+  local digits = s
+  local negative = string.sub(s, 1, 1) == "-"
+  if negative then
+    digits = string.sub(s, 2)
+  end
+  if not string.find(digits, "^[0-9a-z]+$") then
+    error("sluice: expected a base-36 integer, got '" .. tostring(s) .. "'")
+  end
+  -- Lua 5.1's tonumber(s, 36) is C's strtoul: exact in 64 bits, then rounded to the double, which is the
+  -- integer itself whenever fmt_b36 wrote it.
+  local x = tonumber(digits, 36)
+  if x >= TWO_63 then
+    if negative then
+      error("sluice: expected a base-36 integer, got '" .. s .. "'")
+    end
+    return math.huge
+  end
+  if negative then
+    return -x
+  end
+  return x
+end
+
+--- A double as the shortest of %.15g, %.16g and %.17g that reads back as the same double (%.17g always does).
+function sluice.fmt_short(x)
+  local s = string.format("%.15g", x)
+  if tonumber(s) == x then
+    return s
+  end
+  s = string.format("%.16g", x)
+  if tonumber(s) == x then
+    return s
+  end
+  return string.format("%.17g", x)
+end
 
 local function encode(kind, v)
   if kind == "int" then
-    return sluice.fmt_int(v)
+    return sluice.fmt_b36(v)
   elseif kind == "num" then
-    return sluice.fmt_num(v)
+    return sluice.fmt_short(v)
   elseif kind == "ints" then
     local out = {}
     for i = 1, #v do
-      out[i] = sluice.fmt_int(v[i])
+      out[i] = sluice.fmt_b36(v[i])
     end
     return table.concat(out, ",")
   end
@@ -241,49 +335,79 @@ end
 
 local function decode(kind, s)
   if kind == "int" then
-    return sluice.arg_int(s)
+    return sluice.arg_b36(s)
   elseif kind == "num" then
     return sluice.arg_num(s)
   elseif kind == "ints" then
     local out = {}
     for w in string.gmatch(s, "[^,]+") do
-      out[#out + 1] = sluice.arg_int(w)
+      out[#out + 1] = sluice.arg_b36(w)
     end
     return out
   end
   error("sluice: unknown field kind '" .. tostring(kind) .. "'")
 end
 
---- Reads a state stored by save_hash. Returns state (nil when absent or incomplete), the stored fingerprint
---- (nil when absent) and whether the key existed at all.
-function sluice.load_hash(key, fields)
-  local flat = redis.call("HGETALL", key)
-  if #flat == 0 then
-    return nil, nil, false
-  end
-  local raw = {}
-  for i = 1, #flat, 2 do
-    raw[flat[i]] = flat[i + 1]
-  end
-  local state = {}
-  for _, field in ipairs(fields) do
-    local s = raw[field[1]]
-    if s == nil then
-      return nil, raw["_p"], true
+--- The pieces of s between the separators sep (a plain string), empty pieces included.
+local function split(s, sep)
+  local out = {}
+  local from = 1
+  while true do
+    local at = string.find(s, sep, from, true)
+    if at == nil then
+      out[#out + 1] = string.sub(s, from)
+      return out
     end
-    state[field[1]] = decode(field[2], s)
+    out[#out + 1] = string.sub(s, from, at - 1)
+    from = at + 1
   end
-  return state, raw["_p"], true
 end
 
---- Writes a state as load_hash reads it. The caller (rule.lua) sets the key's expiry right after.
-function sluice.save_hash(key, state, fields, fingerprint)
-  local args = { "HSET", key, "_p", fingerprint }
-  for _, field in ipairs(fields) do
-    args[#args + 1] = field[1]
-    args[#args + 1] = encode(field[2], state[field[1]])
+--- A state as the stored string "<fingerprint>|<field>|<field>...", fields in the order of `fields`.
+function sluice.encode_state(state, fields, fingerprint)
+  local out = { fingerprint }
+  for i, field in ipairs(fields) do
+    out[i + 1] = encode(field[2], state[field[1]])
   end
-  redis.call(unpack(args))
+  return table.concat(out, "|")
+end
+
+--- Reads encode_state: the state (nil when the value has another number of fields: a State record that
+--- gained or lost a component) and the fingerprint it was written under.
+function sluice.decode_state(value, fields)
+  local parts = split(value, "|")
+  if #parts ~= #fields + 1 then
+    return nil, parts[1]
+  end
+  local state = {}
+  for i, field in ipairs(fields) do
+    state[field[1]] = decode(field[2], parts[i + 1])
+  end
+  return state, parts[1]
+end
+
+--- Reads a state stored by save_value. Returns the state (nil when absent or unreadable), the fingerprint it
+--- was written under (nil when absent) and whether the key existed at all. A key of another type (a state of
+--- the hash layout of earlier versions) exists but is unreadable: the dispatcher drops it explicitly.
+function sluice.load_value(key, fields)
+  local value = redis.pcall("GET", key)
+  if type(value) == "table" and value.err then
+    if string.find(value.err, "WRONGTYPE", 1, true) then
+      return nil, nil, true
+    end
+    error(value.err)
+  end
+  if not value then
+    return nil, nil, false
+  end
+  local state, fingerprint = sluice.decode_state(value, fields)
+  return state, fingerprint, true
+end
+
+--- Writes a state as load_value reads it (replacing a value of any type). The caller (rule.lua) sets the
+--- key's expiry right after.
+function sluice.save_value(key, state, fields, fingerprint)
+  redis.call("SET", key, sluice.encode_state(state, fields, fingerprint))
 end
 
 -- ------------------------------------------------------------------------------------------ time

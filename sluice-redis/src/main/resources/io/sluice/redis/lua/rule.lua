@@ -11,8 +11,11 @@
 -- ARGV[5]      request id, or "" (peeks): a replayed call with the same id gets the stored reply
 -- ARGV[6]      how long the dedup key lives, in milliseconds
 -- ARGV[7]      n, the number of limits
--- ARGV[6 + 2i] algorithm of limit i, e.g. "fixed_window"
--- ARGV[7 + 2i] parameters of limit i: the words of its limit record, e.g. "3 1000000 epoch 0"
+-- ARGV[5 + 3i] algorithm of limit i, e.g. "fixed_window"
+-- ARGV[6 + 3i] fingerprint of limit i's version: 6 characters, e.g. "sCp3P_"
+-- ARGV[7 + 3i] parameters of limit i: the words of its limit record, e.g. "3 1000000 epoch 0"
+-- ARGV[8 + 3n ...] previous versions the client knows (none in the common case), three arguments each:
+--              limit index i, fingerprint, parameter words (of limit i's algorithm)
 --
 -- Reply (strings only): allowed (1/0), granted, remaining, retryAfterMicros, resetAfterMicros, waitMicros,
 -- decider (1-based index of the limit that decided, 0 for "release"), lease (-1: none), replayed (1 when the
@@ -48,31 +51,45 @@ local function load(limit)
   if limit.alg.load then
     return limit.alg.load(limit.key, limit.p)
   end
-  return sluice.load_hash(limit.key, limit.alg.fields)
+  return sluice.load_value(limit.key, limit.alg.fields)
 end
 
--- One limit with its state at now: state written under other parameters is migrated (same algorithm, same
--- parameter layout) or dropped (another algorithm or layout); an expired state decides as no state. "dirty"
--- marks a migrated or dropped state, which is written back even when the request changes nothing. An expired
--- state is not dirty: like the in-memory store we leave it to its TTL, so a clock that steps back finds it.
+-- The previous versions of each limit that the client sent: known[i][fingerprint] = parameter words.
+local known = {}
+for j = 8 + 3 * n, #ARGV - 2, 3 do
+  local i = tonumber(ARGV[j])
+  if known[i] == nil then
+    known[i] = {}
+  end
+  known[i][ARGV[j + 1]] = ARGV[j + 2]
+end
+
+-- One limit with its state at now. A state stored under the current fingerprint is used as it is; under the
+-- fingerprint of a previous version the client knows, it is migrated from that version's parameters (or
+-- dropped when it had already expired under them); under any other fingerprint (another algorithm, a version
+-- this client never saw, a record that changed shape) it is dropped: reset explicitly, never misread. An
+-- expired state decides as no state. "dirty" marks a migrated or dropped state, which is written back even
+-- when the request changes nothing. An expired state is not dirty: like the in-memory store we leave it to
+-- its TTL, so a clock that steps back finds it.
 local function open(i)
-  local name = ARGV[6 + 2 * i]
-  local params = ARGV[7 + 2 * i]
+  local name = ARGV[5 + 3 * i]
   local alg = ALG[name]
   if alg == nil then
     error("sluice: algorithm " .. tostring(name) .. " has no Redis script")
   end
-  local words = sluice.words(params)
-  local limit = { key = KEYS[i], alg = alg, p = alg.parse(words), fingerprint = name .. " " .. params }
+  local fingerprint = ARGV[6 + 3 * i]
+  local limit = { key = KEYS[i], alg = alg, p = alg.parse(sluice.words(ARGV[7 + 3 * i])), fingerprint = fingerprint }
   local state, stored, exists = load(limit)
   local dirty = exists and state == nil
-  if state ~= nil and stored ~= limit.fingerprint then
-    local old = sluice.words(stored or "")
-    if old[1] ~= name or #old ~= #words + 1 then
+  if state ~= nil and stored ~= fingerprint then
+    local words = nil
+    if known[i] ~= nil and stored ~= nil then
+      words = known[i][stored]
+    end
+    if words == nil then
       state = nil
     else
-      table.remove(old, 1)
-      local previous = alg.parse(old)
+      local previous = alg.parse(sluice.words(words))
       if now >= alg.expiresAt(state, previous) then
         state = nil
       else
@@ -102,7 +119,7 @@ local function store(limit, state)
   if limit.alg.save then
     limit.alg.save(limit.key, state, limit.p, limit.fingerprint)
   else
-    sluice.save_hash(limit.key, state, limit.alg.fields, limit.fingerprint)
+    sluice.save_value(limit.key, state, limit.alg.fields, limit.fingerprint)
   end
   sluice.expire(limit.key, expiresAt, now, client_time)
 end

@@ -52,6 +52,16 @@ class LimitParamsTest {
         assertThat(LimitParams.exactDouble(1.0 / 3)).isEqualTo("0.33333333333333331");
     }
 
+    @Test
+    void theFingerprintIsTheFirst36BitsOfSha256InBase64Url() {
+        // sha256("fixed_window 3 1000000 epoch 0") starts b0 2a 77 3f f...: 101100 000010 101001 110111 001111 111111
+        assertThat(LimitParams.fingerprint("fixed_window", "3 1000000 epoch 0")).isEqualTo("sCp3P_");
+        assertThat(LimitParams.fingerprint("fixed_window", "3 60000000 epoch 0")).isEqualTo("B9q1yY");
+        assertThat(LimitParams.fingerprint("fixed_window", "10 1000000 epoch 0")).hasSize(6)
+                .matches("[A-Za-z0-9_-]{6}").isNotEqualTo("sCp3P_");
+        assertThat(LimitParams.fingerprint("token_bucket", "3 1000000 epoch 0")).isNotEqualTo("sCp3P_");
+    }
+
     @Property(tries = 2000)
     void doublesReadBackBitForBit(@ForAll double d) {
         if (Double.isFinite(d) && d != 0) {

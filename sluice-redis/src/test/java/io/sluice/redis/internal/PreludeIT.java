@@ -164,4 +164,81 @@ class PreludeIT {
         }
         assertThat(new BigInteger("9223372036854775807")).isEqualTo(BigInteger.valueOf(Long.MAX_VALUE));
     }
+
+    @Test
+    void statesStoreIntegersInBase36ExactlyAsJavaWritesThem() {
+        List<Long> values = new ArrayList<>(List.of(0L, 1L, -1L, 35L, 36L, 1_767_225_600_000_000L, TWO_53, -TWO_53,
+                TWO_53 - 1, 1_000_000L, -1_000_000L, 1L << 60, (1L << 62) + (1L << 10), Long.MAX_VALUE));
+        for (int i = 0; i < 3000; i++) {
+            long v = anyUpTo(TWO_53);
+            values.add(random.nextInt(4) == 0 ? -v : v);
+        }
+        List<String> args = values.stream().map(v -> Long.toString(v)).toList();
+        List<?> out = eval("""
+                local out = {}
+                for i = 1, #ARGV do
+                  local x = sluice.arg_int(ARGV[i])
+                  local s = sluice.fmt_b36(x)
+                  out[#out + 1] = s
+                  out[#out + 1] = sluice.fmt_int(sluice.arg_b36(s))
+                end
+                return out
+                """, args);
+        for (int i = 0; i < values.size(); i++) {
+            long v = values.get(i);
+            assertThat(out.get(2 * i)).as("fmt_b36(%d)", v).isEqualTo(Long.toString(v, 36));
+            assertThat(out.get(2 * i + 1)).as("arg_b36(fmt_b36(%d))", v).isEqualTo(Long.toString(v));
+        }
+        List<?> errors = eval("""
+                local out = {}
+                for _, s in ipairs({ "", "-", "1.5", "A", "x!", "1 2" }) do
+                  local ok, err = pcall(sluice.arg_b36, s)
+                  out[#out + 1] = tostring(ok) .. " " .. tostring(err)
+                end
+                return out
+                """, List.of());
+        assertThat(errors).allSatisfy(e -> assertThat((String) e).startsWith("false ")
+                .contains("expected a base-36 integer"));
+    }
+
+    @Test
+    void statesStoreDoublesInTheShortestFormThatReadsBackBitForBit() {
+        List<Double> values = new ArrayList<>(List.of(0.0, -0.0, 1.5, 0.1, 1.0 / 3, 1e300, 5e-324, 123456.789));
+        for (int i = 0; i < 2000; i++) {
+            double d = i % 2 == 0 ? Double.longBitsToDouble(random.nextLong() & 0x7fefffffffffffffL)
+                    : random.nextDouble() * 1000;
+            values.add(d);
+        }
+        List<String> args = values.stream().map(d -> d == 0 ? (1 / d < 0 ? "-0" : "0") : LimitParams.exactDouble(d))
+                .toList();
+        List<?> out = eval("""
+                local out = {}
+                for i = 1, #ARGV do out[i] = sluice.fmt_short(sluice.arg_num(ARGV[i])) end
+                return out
+                """, args);
+        for (int i = 0; i < values.size(); i++) {
+            String s = (String) out.get(i);
+            assertThat(Double.doubleToRawLongBits(Double.parseDouble(s))).as(args.get(i) + " -> " + s)
+                    .isEqualTo(Double.doubleToRawLongBits(values.get(i)));
+        }
+        assertThat(List.copyOf(out.subList(0, 4))).isEqualTo(List.of("0", "-0", "1.5", "0.1"));
+    }
+
+    @Test
+    void aStateIsOneStringOfItsFieldsAfterTheFingerprint() {
+        List<?> out = eval("""
+                local fields = { { "windowStart", "int" }, { "stored", "num" }, { "log", "ints" }, { "empty", "ints" },
+                                 { "tokens", "int" } }
+                local state = { windowStart = 1767225600000000, stored = 0.5, log = { 1, 36, -2 }, empty = {},
+                                tokens = -1000000 }
+                local value = sluice.encode_state(state, fields, "sCp3P_")
+                local back, fp = sluice.decode_state(value, fields)
+                local short, fp2 = sluice.decode_state("sCp3P_|1", fields)
+                return { value, fp, sluice.fmt_int(back.windowStart), sluice.fmt_num(back.stored),
+                         table.concat({ back.log[1], back.log[2], back.log[3] }, ","), tostring(#back.empty),
+                         sluice.fmt_int(back.tokens), tostring(short), fp2 }
+                """, List.of());
+        assertThat(List.copyOf(out)).isEqualTo(List.of("sCp3P_|hefg8dts00|0.5|1,10,-2||-lfls", "sCp3P_",
+                "1767225600000000", "0.5", "1,36,-2", "0", "-1000000", "nil", "sCp3P_"));
+    }
 }

@@ -55,4 +55,17 @@ class ProtocolDocTest {
             assertThat(List.of(words.split("\\s+"))).as(e.getKey()).isEqualTo(expected);
         }
     }
+
+    @Test
+    void theStorageExamplesAreWhatTheStoreWrites() throws IOException {
+        String doc = Files.readString(Path.of("..", "docs", "redis-script-protocol.md"));
+        String fp = LimitParams.fingerprint("fixed_window", "3 1000000 epoch 0");
+        assertThat(fp).isEqualTo("sCp3P_");
+        assertThat(doc).contains("\"" + fp + "|" + Long.toString(1_767_225_600_000_000L, 36) + "|2\"")
+                .contains("fixed_window " + fp + " \"3 1000000 epoch 0\"")
+                .contains("1 " + LimitParams.fingerprint("fixed_window", "10 1000000 epoch 0") + " \"10 1000000 epoch 0\"")
+                .contains("`" + Long.toString(1_000_000, 36) + "` = 10^6")
+                .contains("`" + Long.toString(Long.MAX_VALUE, 36) + "`")
+                .contains("`" + Long.toString(-99, 36) + "` = -99");
+    }
 }
