@@ -1,5 +1,6 @@
 package io.sluice.cli;
 
+import io.sluice.redis.RedisStoreException;
 import io.sluice.rules.RuleFile;
 import io.sluice.rules.RuleFileException;
 import java.io.BufferedReader;
@@ -39,6 +40,8 @@ final class Replay {
     private final ReplayOptions options;
     private final PrintStream out;
     private final PrintStream err;
+    /** The store as the summary names it (no credentials). */
+    private String storeName;
 
     /** One rules file's replay and what is gathered from it. */
     private static final class Run {
@@ -86,7 +89,21 @@ final class Replay {
         } catch (IOException e) {
             err.println("sluice replay: " + e);  // e.g. a disk full while writing; the type says what happened
             return 1;
+        } catch (StoreException e) {
+            // What was decided before the failure stays written to standard output; --out and --chart are not
+            // written.
+            err.println("sluice replay: " + e.getMessage());
+            return 2;
         }
+    }
+
+    /** A Redis failure as a {@link StoreException}, with {@code where} (a trace line) when known. */
+    private static StoreException storeFailed(String where, RedisStoreException e) {
+        String message = e.getMessage();
+        if (message != null && message.contains("MOVED")) {
+            message += " (this Redis is part of a Cluster: give two or more seed nodes, comma-separated)";
+        }
+        return new StoreException(where == null ? message : where + ": " + message, e);
     }
 
     private static int usageError(PrintStream err, String message) {
@@ -95,8 +112,9 @@ final class Replay {
         return 2;
     }
 
-    private void replay() throws UsageException, InputException, IOException {
+    private void replay() throws UsageException, InputException, IOException, StoreException {
         ReplayStore stores = ReplayStore.forSpec(options.store());
+        storeName = stores.describe();
         List<RuleFile> ruleFiles = new ArrayList<>();
         for (Path file : options.allRules()) {
             ruleFiles.add(readRules(file));
@@ -107,13 +125,19 @@ final class Replay {
         Path chartTemp = options.chart() == null ? null : tempBeside(options.chart());
         try {
             for (RuleFile rules : ruleFiles) {
-                runs.add(new Run(new Simulation(rules, stores, traceName),
+                Simulation simulation;
+                try {
+                    simulation = new Simulation(rules, stores, traceName);
+                } catch (RedisStoreException e) {
+                    throw storeFailed(null, e);
+                }
+                runs.add(new Run(simulation,
                         options.summary() ? new Summary(keyClasses()) : null,
                         options.chart() == null ? null
                                 : options.sliceMicros() > 0 ? Timeline.fixed(options.sliceMicros()) : Timeline.adaptive()));
             }
             try (TraceReader trace = openTrace(traceName); Output decisions = openDecisions()) {
-                replayAll(trace, runs, decisions);
+                replayAll(trace, runs, decisions, stores.maxLagMicros());
                 if (chartTemp != null) {
                     drawChart(chartTemp, traceName, runs);
                 }
@@ -135,17 +159,46 @@ final class Replay {
         }
     }
 
-    private void replayAll(TraceReader trace, List<Run> runs, Output decisions)
-            throws IOException, InputException, UsageException {
+    /**
+     * Replays every line on every run. {@code maxLagMicros} is how much longer than the trace's own time the
+     * replay of any stretch of it may take ({@link ReplayStore#maxLagMicros}); beyond it the replay stops with
+     * a {@link StoreException} before deciding the line.
+     */
+    private void replayAll(TraceReader trace, List<Run> runs, Output decisions, long maxLagMicros)
+            throws IOException, InputException, UsageException, StoreException {
         long size = options.trace().equals("-") ? 0 : Files.size(Path.of(options.trace()));
         Progress progress = new Progress(err, size, System.console() != null);
         DecisionWriter writer = decisions.writer() == null ? null : new DecisionWriter(decisions.writer());
+        // The lag is real time minus trace time; it may fall (the trace skips ahead) but must never rise more
+        // than maxLagMicros above its lowest point so far.
+        long minLag = Long.MAX_VALUE;
+        int minLagLine = 0;
         try {
             TraceLine line;
             while ((line = trace.next()) != null) {
+                if (maxLagMicros != Long.MAX_VALUE) {
+                    long lag = System.nanoTime() / 1_000 - line.timeMicros();
+                    if (lag < minLag) {
+                        minLag = lag;
+                        minLagLine = line.line();
+                    } else if (lag - minLag > maxLagMicros) {
+                        throw new StoreException(trace.source() + ":" + line.line() + ": replaying lines "
+                                + minLagLine + " to " + line.line() + " took " + Millis.format(lag - minLag)
+                                + " ms more real time than the trace's own time; the Redis store keeps each key for"
+                                + " its remaining time on the trace's clock plus a second, counted by Redis in real"
+                                + " time, so state could have expired early and the"
+                                + " decisions would not be the library's. Replay this trace with --store memory",
+                                null);
+                    }
+                }
                 for (int i = 0; i < runs.size(); i++) {
                     Run run = runs.get(i);
-                    Simulation.Outcome outcome = run.simulation.apply(line);
+                    Simulation.Outcome outcome;
+                    try {
+                        outcome = run.simulation.apply(line);
+                    } catch (RedisStoreException e) {
+                        throw storeFailed(trace.source() + ":" + line.line(), e);
+                    }
                     if (i == 0 && writer != null) {
                         writer.write(line, outcome);
                     }
@@ -183,7 +236,7 @@ final class Replay {
                 out.println();
             }
             Run run = runs.get(i);
-            run.summary.print(out, "rules " + run.simulation.source() + " (store " + options.store() + ")");
+            run.summary.print(out, "rules " + run.simulation.source() + " (store " + storeName + ")");
         }
         out.flush();
     }

@@ -40,7 +40,8 @@ final class Simulation implements AutoCloseable {
     private final Map<String, RateLimiter> limitLimiters = new HashMap<>();
     private long nowMicros;
 
-    Simulation(RuleFile rules, ReplayStore stores, String traceSource) {
+    /** @throws UsageException when the store cannot be opened (see {@link ReplayStore#open}) */
+    Simulation(RuleFile rules, ReplayStore stores, String traceSource) throws UsageException {
         this.rules = rules;
         this.traceSource = traceSource;
         this.limits = new LinkedHashMap<>(rules.limits());

@@ -214,12 +214,24 @@ class ReplayBadInputTest {
     }
 
     @Test
-    void redisStoreIsNotInThisBuildYet() throws IOException {
-        ReplayRun run = replay("--rules", rules, "--trace", write("t.jsonl", GOOD), "--store", "redis://localhost:6379");
-        assertUsage(run, "--store redis://localhost:6379: the Redis store (module sluice-redis) is not part of this"
-                + " build yet; use --store memory");
-        assertUsage(replay("--rules", rules, "--trace", write("t.jsonl", GOOD), "--store", "disk"),
+    void unknownOrMalformedStore() throws IOException {
+        Path trace = write("t.jsonl", GOOD);
+        assertUsage(replay("--rules", rules, "--trace", trace, "--store", "disk"),
                 "--store must be memory or a redis:// URI, was 'disk'");
+        assertUsage(replay("--rules", rules, "--trace", trace, "--store",
+                "redis://:secret@127.0.0.1:6379,,127.0.0.1:6380"),
+                "--store redis://***@127.0.0.1:6379,,127.0.0.1:6380: uri must not hold an empty element");
+    }
+
+    @Test
+    void unreachableRedisIsAnUnavailableStore() throws IOException {
+        // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+        ReplayRun run = replay("--rules", rules, "--trace", write("t.jsonl", GOOD), "--store",
+                "redis://:secret@127.0.0.1:1");
+        assertThat(run.exitCode()).as(run.err()).isEqualTo(2);
+        assertThat(run.err()).startsWith("sluice replay: cannot connect to Redis at redis://127.0.0.1:1")
+                .doesNotContain("secret");
+        assertThat(run.out()).isEmpty();
     }
 
     @Test
