@@ -35,7 +35,10 @@ public final class CompiledRule {
 
     /**
      * States for this rule from states written under {@code previous}: each limit kept by name and algorithm is
-     * migrated, a new or re-typed limit starts fresh, a removed limit's state is dropped.
+     * migrated, a new or re-typed limit starts fresh, a removed limit's state is dropped. A state that had
+     * expired under its previous limit, or has expired under the new one once migrated, is dropped rather than
+     * migrated or kept (as the Redis store does): for the algorithms whose expiry is deliberately not exact
+     * (smooth_bursty, refresh_period) the two differ, and the documented behaviour is the key coming back new.
      */
     public Object[] migrateFrom(CompiledRule previous, Object[] states, long now) {
         Object[] out = new Object[algorithms.length];
@@ -44,15 +47,39 @@ public final class CompiledRule {
             Limit limit = algorithms[i].limit();
             for (int j = 0; j < oldLimits.size(); j++) {
                 Limit old = oldLimits.get(j);
-                // A state that had already expired under its old parameters means no state: migrating it would
-                // resurrect what the store may already have dropped (the Redis store drops it by its TTL).
-                if (old.name().equals(limit.name()) && old.getClass() == limit.getClass() && states[j] != null
-                        && now < previous.algorithms[j].expiresAt(states[j])) {
-                    out[i] = old.equals(limit) ? states[j] : algorithms[i].migrate(states[j], old, now);
+                if (old.name().equals(limit.name()) && old.getClass() == limit.getClass() && states[j] != null) {
+                    if (old.equals(limit)) {
+                        out[i] = states[j];
+                    } else if (now < previous.algorithms[j].expiresAt(states[j])) {
+                        Object migrated = algorithms[i].migrate(states[j], old, now);
+                        out[i] = migrated != null && now < algorithms[i].expiresAt(migrated) ? migrated : null;
+                    }
                 }
             }
         }
         return out;
+    }
+
+    /**
+     * {@code states} as the limits see them at {@code now}: each state that has expired on its own is null.
+     * An entry expires when its last state does, so in a rule of several limits one limit's state can expire
+     * while the entry lives on; it must then decide as no state, as it would in a rule of its own and as in the
+     * Redis store (one key per limit). Returns {@code states} itself when nothing expired.
+     */
+    public Object[] live(Object[] states, long now) {
+        if (states.length < 2) {
+            return states; // the entry's own expiry is this state's, and the store checked it
+        }
+        Object[] live = states;
+        for (int i = 0; i < states.length; i++) {
+            if (states[i] != null && now >= algorithms[i].expiresAt(states[i])) {
+                if (live == states) {
+                    live = states.clone();
+                }
+                live[i] = null;
+            }
+        }
+        return live;
     }
 
     /** The time from which all of {@code states} mean the same as no state. */

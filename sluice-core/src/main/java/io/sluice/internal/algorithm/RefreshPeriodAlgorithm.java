@@ -63,7 +63,10 @@ import io.sluice.RefreshPeriod;
  *     request passes on a new key iff its maxWait covers the cycles it needs from now
  *     ((divCeil(permits, L) - 1) * P); storing the new key on rejection would let a retry pass once the
  *     phase advanced, but the SPI keeps rejections free of state changes.
- *   - resetAfter: time until a refresh brings the permits back to L.
+ *   - resetAfter: time until a refresh brings the permits back to L; Long.MAX_VALUE ("never") when that
+ *     refresh comes after MAX_TIME (a debt reserved up to the end of the clock, or one that a lowered
+ *     limitForPeriod repays over centuries). Such a time is outside the clock domain, and a saturated
+ *     cycleStart minus now would be an arbitrary number.
  *   - migrate: a limitForPeriod change is Resilience4j's changeLimitForPeriod: the state is kept as it is and
  *     the new L applies from the next refresh (also to cycles that elapsed before the change but were not
  *     refreshed yet, as in Resilience4j). A refreshPeriod change (Resilience4j has none) brings the state up
@@ -261,13 +264,18 @@ final class RefreshPeriodAlgorithm implements Algorithm<RefreshPeriodAlgorithm.S
         return admits(view, permits, waitFor(view, permits), maxWait) ? candidate : best;
     }
 
-    /** Time from the view's now until a refresh brings {@code available} back to L. */
+    /**
+     * Time from the view's now until a refresh brings {@code available} back to L; Arith.NEVER when that refresh
+     * comes after the end of the clock (a debt that outlives MAX_TIME, e.g. after a lowered limitForPeriod): not
+     * a time of the clock domain, and not one a Lua double could report exactly.
+     */
     private long resetAfter(View view, long available) {
         if (available >= permitsPerCycle) {
             return 0;
         }
         long cycles = Arith.ceilDiv(permitsPerCycle - available, permitsPerCycle);
-        return cycleStart(view.origin(), Arith.addSat(view.cycle(), cycles)) - view.now();
+        long full = cycleStart(view.origin(), Arith.addSat(view.cycle(), cycles));
+        return full > Arith.MAX_TIME ? Arith.NEVER : full - view.now();
     }
 
     private long cycleStart(long origin, long cycle) {

@@ -70,11 +70,12 @@ public final class MemoryStore implements Store {
             }
             long now = now();
             Object[] states = statesFor(current, compiled, now);
-            RuleEvaluator.Outcome outcome = RuleEvaluator.evaluate(compiled, states, now, request);
+            Object[] live = compiled.live(states, now);
+            RuleEvaluator.Outcome outcome = RuleEvaluator.evaluate(compiled, live, now, request);
             if (outcome.states() == null && (current == null || current.rule() == compiled)) {
                 return outcome.decision();
             }
-            Object[] next = outcome.states() == null ? states : outcome.states();
+            Object[] next = outcome.states() == null ? states : keepExpired(outcome.states(), live, states);
             Entry entry = new Entry(compiled, next, compiled.expiresAt(next));
             if (holder == null) {
                 // A key's holder is created only when there is state to keep: peeks and rejections of
@@ -196,6 +197,21 @@ public final class MemoryStore implements Store {
             return entry.states();
         }
         return compiled.migrateFrom(entry.rule(), entry.states(), now);
+    }
+
+    /**
+     * A limit whose expired state the request left alone keeps it, as an expired entry is kept (and as the Redis
+     * store leaves that limit's key to its TTL): a clock that steps back finds it again.
+     */
+    private static Object[] keepExpired(Object[] next, Object[] live, Object[] states) {
+        if (live != states) {
+            for (int i = 0; i < next.length; i++) {
+                if (next[i] == live[i] && live[i] != states[i]) {
+                    next[i] = states[i];
+                }
+            }
+        }
+        return next;
     }
 
     /** Swaps the holder's entry to {@link #DEAD}; true when this call did it. */

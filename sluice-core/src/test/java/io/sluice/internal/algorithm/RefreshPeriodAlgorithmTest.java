@@ -304,12 +304,36 @@ class RefreshPeriodAlgorithmTest {
         long year = Duration.ofDays(366).toNanos() / 1000;
         RefreshPeriodAlgorithm widest = algorithm(Limit.MAX_COUNT, year);
         Step<RefreshPeriodAlgorithm.State> atEnd = widest.step(null, Arith.MAX_TIME, Limit.MAX_COUNT, 0);
-        assertStep(atEnd, true, 0, 0, 0, year);
+        // full again a year after MAX_TIME: outside the clock, so "never"
+        assertStep(atEnd, true, 0, 0, 0, Long.MAX_VALUE);
         assertThat(widest.expiresAt(atEnd.admitted())).isEqualTo(Arith.MAX_TIME + 2 * year);
         Step<RefreshPeriodAlgorithm.State> beyond = widest.step(atEnd.admitted(), Arith.MAX_TIME, 1, Long.MAX_VALUE);
         assertThat(beyond.allowed()).isFalse();
         assertThat(beyond.retryAfterMicros()).isEqualTo(Long.MAX_VALUE);
         assertStep(widest.step(null, 0, Limit.MAX_COUNT + 1, 0), false, 0, Limit.MAX_COUNT, Long.MAX_VALUE, 0);
+    }
+
+    @Test
+    void aResetAfterTheEndOfTheClockIsNever() {
+        // a debt of 2 * 10^12 permits, repaid at 5 per second after the limit is lowered: 12,680 years
+        RefreshPeriodAlgorithm big = algorithm(Limit.MAX_COUNT, 1_000_000);
+        RefreshPeriodAlgorithm.State state = big.step(null, 0, Limit.MAX_COUNT, 0).admitted();
+        state = big.step(state, 0, Limit.MAX_COUNT, 1_000_000).admitted();
+        state = big.step(state, 0, Limit.MAX_COUNT, 2_000_000).admitted();
+        assertThat(state).isEqualTo(new RefreshPeriodAlgorithm.State(0, 0, -2 * Limit.MAX_COUNT));
+        RefreshPeriodAlgorithm five = algorithm(5, 1_000_000);
+        assertThat(five.migrate(state, big.limit(), 500_000)).isSameAs(state);
+        Step<RefreshPeriodAlgorithm.State> peek = five.step(state, 500_000, 0, 0);
+        assertStep(peek, true, 0, 0, 0, Long.MAX_VALUE);
+        assertStep(five.step(state, 500_000, 1, 0), false, 0, 0, Long.MAX_VALUE, Long.MAX_VALUE);
+        // before the fix: cycleStart saturated at Long.MAX_VALUE, minus now
+        assertThat(peek.resetAfterMicros()).isNotEqualTo(Long.MAX_VALUE - 500_000);
+        // the last refresh within the clock still counts
+        long cyclesInTheClock = Arith.MAX_TIME / 1_000_000;
+        RefreshPeriodAlgorithm.State owing = new RefreshPeriodAlgorithm.State(0, 0, -5 * (cyclesInTheClock - 1));
+        assertStep(five.step(owing, 0, 0, 0), true, 0, 0, 0, cyclesInTheClock * 1_000_000);
+        RefreshPeriodAlgorithm.State deeper = new RefreshPeriodAlgorithm.State(0, 0, -5 * cyclesInTheClock);
+        assertStep(five.step(deeper, 0, 0, 0), true, 0, 0, 0, Long.MAX_VALUE);
     }
 
     @Test

@@ -3,9 +3,12 @@ package io.sluice.internal.memory;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sluice.Decision;
 import io.sluice.FixedWindow;
 import io.sluice.RateLimiter;
+import io.sluice.RefreshPeriod;
 import io.sluice.Rule;
+import io.sluice.SmoothBursty;
 import io.sluice.Store;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
@@ -83,5 +86,42 @@ class MemoryStoreTest {
         limiter.reset("k");
         assertThat(store.size()).isZero();
         assertThat(limiter.tryAcquire("k").allowed()).isTrue();
+    }
+
+    @Test
+    void aStateThatExpiredOnItsOwnDecidesAsNoStateInARuleOfSeveralLimits() {
+        MemoryStore store = store(10);
+        Rule rule = Rule.of("two", FixedWindow.of(100, Duration.ofHours(1)), SmoothBursty.of(5.0));
+        RateLimiter l = RateLimiter.builder(rule).store(store).build();
+        RateLimiter alone = RateLimiter.builder(Rule.of("alone", SmoothBursty.of(5.0))).store(store).build();
+        assertThat(l.tryAcquire("k").allowed()).isTrue();
+        assertThat(alone.tryAcquire("k").allowed()).isTrue();
+        now.addAndGet(1_199_999);
+        assertThat(l.peek("k", 0).remaining()).isEqualTo(4);
+        now.addAndGet(1);
+        // smooth_bursty is full, so its state expired: it comes back as a new limiter with nothing saved, as it
+        // does alone in its rule and in the Redis store, though the fixed window keeps the entry alive
+        assertThat(alone.peek("k", 0).remaining()).isZero();
+        Decision d = l.peek("k", 0);
+        assertThat(d.remaining()).isZero();
+        assertThat(d.limit()).isEqualTo("smooth_bursty");
+    }
+
+    @Test
+    void aMigratedStateThatExpiredUnderEitherLimitStartsOver() {
+        MemoryStore store = store(10);
+        long t0 = now.get();
+        RateLimiter l = RateLimiter.builder(Rule.of("rp", RefreshPeriod.of(1, Duration.ofSeconds(1))))
+                .store(store).build();
+        assertThat(l.tryAcquire("k").allowed()).isTrue();
+        Decision reserved = l.reserve("k", 5, Duration.ofSeconds(10));
+        assertThat(reserved.waitMicros()).isEqualTo(5_000_000);
+        // a debt of 5 takes 6 refills at 1 per cycle (expiry at 7 s), but 2 at 100 per cycle (expiry at 3 s)
+        now.set(t0 + 4_500_000);
+        l.updateLimit(RefreshPeriod.of(100, Duration.ofSeconds(1)));
+        Decision d = l.tryAcquire("k");
+        assertThat(d.remaining()).isEqualTo(99);
+        // a new key, whose cycles start now (the old one's next cycle would start in 0.5 s)
+        assertThat(d.resetAfterMicros()).isEqualTo(1_000_000);
     }
 }

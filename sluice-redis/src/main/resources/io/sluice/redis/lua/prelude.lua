@@ -202,6 +202,42 @@ function sluice.mul_div_ceil(a, b, c)
   return q
 end
 
+--- Java's Arith.addSat for integers a, b in [-2^53, 2^53] (or one of them +-math.huge, Java's saturated values): exact
+--- when the sum is in [-2^53, 2^53]. Beyond that no double is exact; the result is then a double beyond the
+--- same bound and never the bound itself (2^53 + 1 would round to 2^53, ties to even), so it compares with
+--- any exact bound within the clock as the true sum does. From 2^63 on (Java saturates) it is math.huge.
+function sluice.add_sat(a, b)
+  local r = a + b
+  if r >= TWO_63 then
+    return math.huge
+  elseif r <= -TWO_63 then
+    return -math.huge
+  elseif r == TWO_53 and TWO_53 - a ~= b then
+    return TWO_53 + 2
+  elseif r == -TWO_53 and -TWO_53 - a ~= b then
+    return -TWO_53 - 2
+  end
+  return r
+end
+
+--- Java's Arith.mulSat for integers a, b in [0, 2^53] (or math.huge), with add_sat's guarantees: exact up to
+--- 2^53, beyond it a double beyond 2^53 (never 2^53 itself), math.huge from 2^63 on.
+function sluice.mul_sat(a, b)
+  if a == 0 or b == 0 then
+    return 0
+  end
+  local r = a * b
+  if r >= TWO_63 then
+    return math.huge
+  end
+  -- A product that rounds to 2^53 is either exactly 2^53 (a is then a power of two and b = 2^53 / a, both
+  -- exact) or 2^53 + 1, rounded down by ties to even.
+  if r == TWO_53 and not (math.fmod(TWO_53, a) == 0 and TWO_53 / a == b) then
+    return TWO_53 + 2
+  end
+  return r
+end
+
 -- ------------------------------------------------------------------------------------------ verdicts
 
 --- Java's Step.allow: an admitting verdict. Field names are the Step record's.

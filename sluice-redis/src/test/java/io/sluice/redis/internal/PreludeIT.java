@@ -86,6 +86,71 @@ class PreludeIT {
     }
 
     @Test
+    void saturatingAddAndMultiplyAreExactInTheClockAndNeverRoundOntoItsEnd() {
+        List<long[]> adds = new ArrayList<>(List.of(new long[] {TWO_53, 1}, new long[] {TWO_53 - 1, 2},
+                new long[] {TWO_53 - 1, 1}, new long[] {TWO_53, 0}, new long[] {TWO_53, -1}, new long[] {-TWO_53, -1},
+                new long[] {-TWO_53 + 1, -2}, new long[] {TWO_53, TWO_53}, new long[] {0, 0},
+                new long[] {Long.MAX_VALUE, 5}, new long[] {TWO_52, -TWO_53}));
+        List<long[]> muls = new ArrayList<>(List.of(new long[] {TWO_52, 2}, new long[] {2, TWO_52},
+                new long[] {1L << 26, 1L << 27}, new long[] {3, 3002399751580331L}, new long[] {3002399751580331L, 3},
+                new long[] {TWO_53, TWO_53}, new long[] {0, Long.MAX_VALUE}, new long[] {Long.MAX_VALUE, 0},
+                new long[] {Long.MAX_VALUE, 3}, new long[] {TWO_53, 1}, new long[] {1, TWO_53 - 1},
+                new long[] {7, 1_286_742_750_677_284L}, new long[] {1_000_000_000_000L, 31_622_400_000_000L}));
+        for (int i = 0; i < 3000; i++) {
+            long a = anyUpTo(TWO_53);
+            long b = anyUpTo(TWO_53);
+            adds.add(new long[] {random.nextBoolean() ? a : -a, random.nextBoolean() ? b : -b});
+            long c = anyUpTo(TWO_53);
+            muls.add(new long[] {c, random.nextBoolean() ? anyUpTo(TWO_53) : anyUpTo(TWO_53 / Math.max(1, c) + 2)});
+        }
+        List<String> args = new ArrayList<>();
+        for (long[] v : adds) {
+            args.add("a");
+            args.add(Long.toString(v[0]));
+            args.add(Long.toString(v[1]));
+        }
+        for (long[] v : muls) {
+            args.add("m");
+            args.add(Long.toString(v[0]));
+            args.add(Long.toString(v[1]));
+        }
+        List<?> out = eval("""
+                local out = {}
+                for i = 1, #ARGV, 3 do
+                  local a, b = sluice.arg_int(ARGV[i + 1]), sluice.arg_int(ARGV[i + 2])
+                  local r
+                  if ARGV[i] == "a" then r = sluice.add_sat(a, b) else r = sluice.mul_sat(a, b) end
+                  -- the sign and the side of +-2^53, then the value
+                  local side = "in"
+                  if r > 9007199254740992 then side = "above" elseif r < -9007199254740992 then side = "below" end
+                  out[#out + 1] = side
+                  if r == -math.huge then out[#out + 1] = "-9223372036854775808"
+                  elseif r < 0 then out[#out + 1] = "-" .. sluice.fmt_int(-r)
+                  else out[#out + 1] = sluice.fmt_int(r) end
+                end
+                return out
+                """, args);
+        List<long[]> all = new ArrayList<>(adds);
+        all.addAll(muls);
+        for (int i = 0; i < all.size(); i++) {
+            long[] v = all.get(i);
+            boolean add = i < adds.size();
+            long java = add ? Arith.addSat(v[0], v[1]) : Arith.mulSat(v[0], v[1]);
+            String as = (add ? "add_sat(" : "mul_sat(") + v[0] + ", " + v[1] + ") = " + java;
+            String side = java > TWO_53 ? "above" : java < -TWO_53 ? "below" : "in";
+            assertThat(out.get(2 * i)).as(as).isEqualTo(side);
+            long lua = Long.parseLong((String) out.get(2 * i + 1));
+            if (side.equals("in")) {
+                assertThat(lua).as(as).isEqualTo(java);
+            } else if (java == Long.MAX_VALUE || java == Long.MIN_VALUE) {
+                assertThat(lua).as(as).isEqualTo(java);
+            } else {
+                assertThat((double) lua).as(as).isCloseTo((double) java, within(Math.abs(java) * 0x1p-49));
+            }
+        }
+    }
+
+    @Test
     void integerDivisionIsExactNearTwoToThe53() {
         List<long[]> vectors = new ArrayList<>();
         for (int i = 0; i < 3000; i++) {
