@@ -1,12 +1,13 @@
 package io.sluice.cli;
 
+import io.sluice.server.ServeCommand;
 import java.io.PrintStream;
 import java.util.Arrays;
 
 /**
  * The {@code sluice} command: {@code sluice [demo]} runs the bundled demo on the in-memory store;
- * {@code sluice replay} replays a trace against rule files. Further subcommands ({@code serve},
- * {@code bench}) are added by their modules as they land.
+ * {@code sluice replay} replays a trace against rule files; {@code sluice serve} runs the rate-limit service
+ * (module sluice-server). Further subcommands ({@code bench}) are added by their modules as they land.
  */
 public final class Main {
 
@@ -25,6 +26,8 @@ public final class Main {
                 return Demo.run(rest, out, err);
             case "replay":
                 return Replay.run(rest, out, err);
+            case "serve":
+                return ServeCommand.run(rest, out, err);
             case "help":
             case "-h":
             case "--help":
@@ -43,6 +46,7 @@ public final class Main {
         out.println("commands:");
         out.println("  demo    every algorithm decides the same burst of requests on the in-memory store (default)");
         out.println("  replay  replays a trace of requests against rule files: decisions, summary, chart");
+        out.println("  serve   the rate-limit service: HTTP/JSON checks and Envoy's gRPC rate-limit protocol");
         out.println("  help    this text");
     }
 }

@@ -1,0 +1,33 @@
+package io.sluice.server;
+
+import com.linecorp.armeria.common.ContentTooLargeException;
+import com.linecorp.armeria.common.HttpResponse;
+import com.linecorp.armeria.common.HttpStatus;
+import com.linecorp.armeria.common.MediaType;
+import java.util.concurrent.CompletionException;
+
+/** JSON error responses, the same shape everywhere: <code>{"error": "what went wrong"}</code>. */
+final class HttpResponses {
+
+    private HttpResponses() {}
+
+    static HttpResponse error(HttpStatus status, String message) {
+        return HttpResponse.of(status, MediaType.JSON_UTF_8, Json.error(message));
+    }
+
+    /**
+     * The response for a request whose body could not be read: too large is the client's problem (400, as for
+     * any other input the server refuses, naming the limit); anything else is the server's (500).
+     */
+    static HttpResponse unreadable(Throwable e, int maxBodyBytes) {
+        Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        if (cause instanceof ContentTooLargeException) {
+            return error(HttpStatus.BAD_REQUEST, tooLarge(maxBodyBytes));
+        }
+        return error(HttpStatus.INTERNAL_SERVER_ERROR, "the request could not be read: " + cause);
+    }
+
+    static String tooLarge(int maxBodyBytes) {
+        return "request body too large: the limit is " + maxBodyBytes + " bytes";
+    }
+}

@@ -1,0 +1,94 @@
+package io.sluice.server;
+
+import io.sluice.Decision;
+
+/**
+ * The server's JSON output, written by hand so that field order and number format are fixed: a decision is
+ * the same bytes as a line of {@code sluice replay} output without its {@code t_ms} and {@code key}. Times are
+ * milliseconds with up to three decimals and no trailing zeros ({@code 1500}, {@code 0.25}); "never" is
+ * {@code null}.
+ */
+final class Json {
+
+    private Json() {}
+
+    /**
+     * A decision: {@code allowed, granted, remaining, retry_after_ms, reset_after_ms, wait_ms, limit} and, when a
+     * concurrency limit granted one, {@code lease}.
+     */
+    static StringBuilder decision(StringBuilder s, Decision d) {
+        s.append("{\"allowed\":").append(d.allowed());
+        s.append(",\"granted\":").append(d.granted());
+        s.append(",\"remaining\":").append(d.remaining());
+        s.append(",\"retry_after_ms\":");
+        millis(s, d.retryAfterMicros());
+        s.append(",\"reset_after_ms\":");
+        millis(s, d.resetAfterMicros());
+        s.append(",\"wait_ms\":");
+        millis(s, d.waitMicros());
+        s.append(",\"limit\":");
+        string(s, d.limit());
+        if (d.lease() != Decision.NO_LEASE) {
+            s.append(",\"lease\":").append(d.lease());
+        }
+        return s.append('}');
+    }
+
+    /** A request no limit applies to (an unlimited or unmatched descriptor): admitted, nothing counted. */
+    static StringBuilder unlimited(StringBuilder s, long permits) {
+        return s.append("{\"allowed\":true,\"granted\":").append(permits)
+                .append(",\"remaining\":null,\"retry_after_ms\":0,\"reset_after_ms\":0,\"wait_ms\":0,\"limit\":null}");
+    }
+
+    /** {@code {"released":true}} or false. */
+    static StringBuilder released(StringBuilder s, boolean released) {
+        return s.append("{\"released\":").append(released).append('}');
+    }
+
+    /** {@code {"error":"..."}}. */
+    static String error(String message) {
+        return string(new StringBuilder(message.length() + 16).append("{\"error\":"), message).append('}').toString();
+    }
+
+    /** Milliseconds from microseconds; {@link Long#MAX_VALUE} ("never") is {@code null}. */
+    static StringBuilder millis(StringBuilder s, long micros) {
+        if (micros == Long.MAX_VALUE) {
+            return s.append("null");
+        }
+        s.append(micros / 1_000);
+        int fraction = (int) (micros % 1_000);
+        if (fraction != 0) {
+            s.append('.');
+            if (fraction < 100) {
+                s.append('0');
+            }
+            if (fraction < 10) {
+                s.append('0');
+            }
+            while (fraction % 10 == 0) {
+                fraction /= 10;
+            }
+            s.append(fraction);
+        }
+        return s;
+    }
+
+    /** A JSON string: quotes, backslashes and control characters escaped, everything else as is. */
+    static StringBuilder string(StringBuilder s, String value) {
+        if (value == null) {
+            return s.append("null");
+        }
+        s.append('"');
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c == '"' || c == '\\') {
+                s.append('\\').append(c);
+            } else if (c < 0x20 || c == 0x7f || c == '\u2028' || c == '\u2029') {
+                s.append(String.format("\\u%04x", (int) c));
+            } else {
+                s.append(c);
+            }
+        }
+        return s.append('"');
+    }
+}

@@ -1,0 +1,505 @@
+package io.sluice.server;
+
+import com.linecorp.armeria.common.AggregatedHttpResponse;
+import com.linecorp.armeria.common.ContentTooLargeException;
+import com.linecorp.armeria.common.HttpMethod;
+import com.linecorp.armeria.common.HttpResponse;
+import com.linecorp.armeria.common.HttpStatus;
+import com.linecorp.armeria.common.MediaType;
+import com.linecorp.armeria.common.RequestHeaders;
+import com.linecorp.armeria.common.SessionProtocol;
+import com.linecorp.armeria.server.GracefulShutdown;
+import com.linecorp.armeria.server.HttpService;
+import com.linecorp.armeria.server.Route;
+import com.linecorp.armeria.server.Server;
+import com.linecorp.armeria.server.ServerBuilder;
+import com.linecorp.armeria.server.ServerErrorHandler;
+import com.linecorp.armeria.server.ServiceConfig;
+import com.linecorp.armeria.server.ServiceRequestContext;
+import com.linecorp.armeria.server.grpc.GrpcService;
+import com.linecorp.armeria.server.grpc.GrpcServiceBuilder;
+import io.grpc.ServerInterceptors;
+import io.sluice.Store;
+import io.sluice.rules.RuleFileException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The central rate-limit service, startable from code (the {@code sluice serve} command, tests and benchmarks
+ * all start it this way):
+ *
+ * <pre>{@code
+ * try (SluiceServer server = SluiceServer.builder().httpPort(0).grpcPort(0).build().start()) {
+ *     int port = server.httpPort();   // POST /v1/check, /v1/check/batch, /json; GET /health, /ready, /metrics
+ *     ...
+ * }
+ * }</pre>
+ *
+ * <p>One Armeria server per port, both on Armeria's shared event loops: the HTTP port serves the JSON APIs and
+ * the operations endpoints (HTTP/1.1 and HTTP/2, TLS optional), the gRPC port Envoy's
+ * {@code RateLimitService} and the standard gRPC health service; with equal ports, one server serves all.
+ * Every check is decided in the one {@link Store} the server was given: in memory, or in Redis when several
+ * servers must share limits. Stopping is graceful: new requests are refused while requests in flight finish,
+ * for at most the shutdown timeout.
+ */
+public final class SluiceServer implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SluiceServer.class);
+
+    private final Settings settings;
+    private final Store store;
+    private final boolean ownsStore;
+    private final ServerMetrics metrics;
+    private final AtomicReference<RuleSet> rules;
+    private final RuleReloader reloader;
+    private final Server http;
+    private final Server grpc;
+    private volatile boolean started;
+
+    private SluiceServer(Settings settings, Store store, boolean ownsStore, ServerMetrics metrics,
+                         AtomicReference<RuleSet> rules, RuleReloader reloader) {
+        this.settings = settings;
+        this.store = store;
+        this.ownsStore = ownsStore;
+        this.metrics = metrics;
+        this.rules = rules;
+        this.reloader = reloader;
+        StoreErrors storeErrors = new StoreErrors(metrics);
+        EnvoyDecider envoy = new EnvoyDecider(store, metrics);
+        BearerAuth auth = settings.token() == null ? null : new BearerAuth(settings.token(), metrics);
+
+        GrpcServiceBuilder grpcService = GrpcService.builder()
+                .maxRequestMessageLength(grpcTransportLimit(settings))
+                .enableHealthCheckService(true)
+                .exceptionHandler(new MalformedGrpcRequests(settings.maxBodyBytes()));
+        RateLimitGrpcService rls = new RateLimitGrpcService(rules::get, envoy, settings, metrics, storeErrors);
+        grpcService.addService(auth == null ? rls.bindService() : ServerInterceptors.intercept(rls, auth.grpc()));
+        GrpcService grpcHandler = grpcService.build();
+
+        ServerBuilder sb = base(settings.httpPort(), settings.maxBodyBytes()).meterRegistry(metrics.registry());
+        CheckRequest parser = new CheckRequest(settings, envoy);
+        route(sb, HttpMethod.POST, "/v1/check", guarded(auth, "http",
+                new CheckService(rules::get, parser, envoy, metrics, storeErrors, false, settings.maxBodyBytes())));
+        route(sb, HttpMethod.POST, "/v1/check/batch", guarded(auth, "http",
+                new CheckService(rules::get, parser, envoy, metrics, storeErrors, true, settings.maxBodyBytes())));
+        route(sb, HttpMethod.POST, "/json", guarded(auth, "json",
+                new EnvoyJsonService(rules::get, envoy, settings, metrics, storeErrors)));
+        route(sb, HttpMethod.GET, "/v1/rules", guarded(auth, "http",
+                OpsService.rules(rules::get, () -> reloader == null ? null : reloader.lastError())));
+        route(sb, HttpMethod.GET, "/metrics", guarded(auth, "http", OpsService.metrics(metrics)));
+        route(sb, HttpMethod.GET, "/health", OpsService.health());
+        route(sb, HttpMethod.GET, "/healthcheck", OpsService.healthcheck());
+        route(sb, HttpMethod.GET, "/ready", OpsService.ready(store));
+        if (settings.grpcOnHttpPort()) {
+            sb.service(grpcHandler);
+            this.grpc = null;
+        } else {
+            ServerBuilder gb = base(settings.grpcPort(), grpcTransportLimit(settings));
+            gb.service(grpcHandler);
+            this.grpc = gb.build();
+        }
+        this.http = sb.build();
+    }
+
+    /** A builder; every setting has a default (the no-argument {@code sluice serve}). */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Binds the ports and starts serving; returns once both listen.
+     *
+     * @throws IllegalStateException when a port cannot be bound (the message says which)
+     */
+    public SluiceServer start() {
+        try {
+            http.start().join();
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("cannot listen for HTTP on " + settings.bind() + ":" + settings.httpPort()
+                    + ": " + rootMessage(e), e);
+        }
+        if (grpc != null) {
+            try {
+                grpc.start().join();
+            } catch (RuntimeException e) {
+                http.stop().join();
+                throw new IllegalStateException("cannot listen for gRPC on " + settings.bind() + ":"
+                        + settings.grpcPort() + ": " + rootMessage(e), e);
+            }
+        }
+        started = true;
+        LOG.atInfo().setMessage("listening")
+                .addKeyValue("event", "server_started")
+                .addKeyValue("http", settings.bind() + ":" + httpPort())
+                .addKeyValue("grpc", settings.bind() + ":" + grpcPort())
+                .addKeyValue("tls", settings.tls())
+                .addKeyValue("store", StoreFactory.describe(settings.storeSpec()))
+                .addKeyValue("rules", rules.get().summary())
+                .log();
+        return this;
+    }
+
+    /** The bound HTTP port (the actual one when 0 was asked for). */
+    public int httpPort() {
+        return http.activeLocalPort();
+    }
+
+    /** The bound gRPC port; the HTTP port when gRPC is served there. */
+    public int grpcPort() {
+        return grpc == null ? httpPort() : grpc.activeLocalPort();
+    }
+
+    /** Whether gRPC is served on the HTTP port. */
+    public boolean grpcOnHttpPort() {
+        return grpc == null;
+    }
+
+    /** Whether API calls must carry the bearer token. */
+    public boolean tokenRequired() {
+        return settings.token() != null;
+    }
+
+    /** Whether the ports speak TLS. */
+    public boolean tls() {
+        return settings.tls();
+    }
+
+    /** The address the ports are bound to. */
+    public String bindAddress() {
+        return settings.bind();
+    }
+
+    /** The rule files in force (the bundled example's name when none were given). */
+    public List<String> ruleSources() {
+        return rules.get().sourceNames();
+    }
+
+    /** The rules in force, one line: names and limits, envoy domains. */
+    public String rulesSummary() {
+        return rules.get().summary();
+    }
+
+    /** The store as it was named. */
+    public String storeDescription() {
+        return StoreFactory.describe(settings.storeSpec());
+    }
+
+    /** Re-reads the rule files now (they are also polled); package-private for tests. */
+    RuleReloader.Result reloadRules() throws IOException {
+        if (reloader == null) {
+            return RuleReloader.Result.UNCHANGED;
+        }
+        return reloader.reload();
+    }
+
+    /**
+     * Stops serving: new requests are refused, requests in flight finish (up to the shutdown timeout), then
+     * the ports are released and a store this server opened is closed.
+     */
+    public CompletableFuture<Void> stopAsync() {
+        if (reloader != null) {
+            reloader.close();
+        }
+        List<CompletableFuture<?>> stops = new ArrayList<>();
+        stops.add(http.stop());
+        if (grpc != null) {
+            stops.add(grpc.stop());
+        }
+        return CompletableFuture.allOf(stops.toArray(new CompletableFuture<?>[0])).whenComplete((x, e) -> {
+            if (ownsStore) {
+                store.close();
+            }
+            metrics.close();
+            if (started) {
+                LOG.atInfo().setMessage("stopped").addKeyValue("event", "server_stopped").log();
+            }
+        });
+    }
+
+    /** {@link #stopAsync()}, waiting for it. */
+    public void stop() {
+        stopAsync().join();
+    }
+
+    /** {@link #stop()}. */
+    @Override
+    public void close() {
+        stop();
+    }
+
+    /** Rules and envoy limits in a set, for the {@code sluice_rules} gauge. */
+    static int ruleCount(RuleSet set) {
+        int n = set.rules().size();
+        for (String domain : set.envoy().domains()) {
+            n += set.envoy().rateLimits(domain).size();
+        }
+        return n;
+    }
+
+    private ServerBuilder base(int port, int maxRequestLength) {
+        ServerBuilder sb = Server.builder();
+        InetSocketAddress address = new InetSocketAddress(settings.bind(), port);
+        if (settings.tls()) {
+            sb.port(address, SessionProtocol.HTTPS);
+            sb.tls(settings.tlsCert().toFile(), settings.tlsKey().toFile());
+        } else {
+            sb.port(address, SessionProtocol.HTTP);
+        }
+        // The gRPC server keeps Armeria's default registry: two servers on one registry would register the
+        // shared executors' gauges twice. Sluice's own gRPC metrics are recorded by the service either way.
+        return sb.maxRequestLength(maxRequestLength)
+                .disableServerHeader()
+                // Expected failures (a body over the limit) are answered, not errors worth a periodic warning.
+                .unloggedExceptionsReportInterval(Duration.ZERO)
+                .gracefulShutdown(GracefulShutdown.builder()
+                        .quietPeriod(settings.shutdownQuietPeriod())
+                        .timeout(settings.shutdownTimeout())
+                        .build())
+                .errorHandler(new JsonErrors(settings.maxBodyBytes()));
+    }
+
+    private static void route(ServerBuilder sb, HttpMethod method, String path, HttpService service) {
+        List<HttpMethod> methods = method == HttpMethod.GET ? List.of(HttpMethod.GET, HttpMethod.HEAD)
+                : List.of(method);
+        sb.service(Route.builder().path(path).methods(methods).build(), service);
+    }
+
+    private static HttpService guarded(BearerAuth auth, String api, HttpService service) {
+        return auth == null ? service : service.decorate(auth.http(api));
+    }
+
+    /**
+     * What the gRPC transport accepts: twice the configured limit, so a message a little over the limit still
+     * reaches the service and is refused there with INVALID_ARGUMENT naming the limit; only a grossly larger
+     * one is cut off by the transport (RESOURCE_EXHAUSTED).
+     */
+    private static int grpcTransportLimit(Settings settings) {
+        return (int) Math.min(Integer.MAX_VALUE, 2L * settings.maxBodyBytes() + 1024);
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t.getMessage() == null ? t.toString() : t.getMessage();
+    }
+
+    /** Every error the server itself produces is JSON; a body over the limit is a 400 naming the limit. */
+    private static final class JsonErrors implements ServerErrorHandler {
+        private final int maxBodyBytes;
+
+        JsonErrors(int maxBodyBytes) {
+            this.maxBodyBytes = maxBodyBytes;
+        }
+
+        @Override
+        public HttpResponse onServiceException(ServiceRequestContext ctx, Throwable cause) {
+            if (cause instanceof ContentTooLargeException) {
+                return HttpResponses.error(HttpStatus.BAD_REQUEST, HttpResponses.tooLarge(maxBodyBytes));
+            }
+            return null;
+        }
+
+        @Override
+        public AggregatedHttpResponse renderStatus(ServiceRequestContext ctx, ServiceConfig config,
+                                                   RequestHeaders headers, HttpStatus status, String description,
+                                                   Throwable cause) {
+            if (status == HttpStatus.REQUEST_ENTITY_TOO_LARGE) {
+                return AggregatedHttpResponse.of(HttpStatus.BAD_REQUEST, MediaType.JSON_UTF_8,
+                        Json.error(HttpResponses.tooLarge(maxBodyBytes)));
+            }
+            String message = status.toString() + (description == null ? "" : ": " + description);
+            return AggregatedHttpResponse.of(status, MediaType.JSON_UTF_8, Json.error(message));
+        }
+    }
+
+    /** Configures a {@link SluiceServer}; the defaults are those of {@code sluice serve} without arguments. */
+    public static final class Builder {
+        private String bind = Settings.DEFAULT_BIND;
+        private int httpPort = Settings.DEFAULT_HTTP_PORT;
+        private int grpcPort = Settings.DEFAULT_GRPC_PORT;
+        private final List<Path> rules = new ArrayList<>();
+        private Store store;
+        private String storeSpec = "memory";
+        private String token;
+        private Path tlsCert;
+        private Path tlsKey;
+        private Duration reloadInterval = Duration.ofSeconds(1);
+        private int maxBodyBytes = Settings.DEFAULT_MAX_BODY_BYTES;
+        private int maxBatch = Settings.DEFAULT_MAX_BATCH;
+        private int maxKeyLength = Settings.DEFAULT_MAX_KEY_LENGTH;
+        private int maxEntries = Settings.DEFAULT_MAX_ENTRIES;
+        private boolean envoyHeaders = true;
+        private Duration shutdownQuietPeriod = Duration.ofSeconds(1);
+        private Duration shutdownTimeout = Duration.ofSeconds(10);
+
+        private Builder() {}
+
+        /** The address to listen on; default {@code 127.0.0.1} (loopback only). */
+        public Builder bind(String address) {
+            this.bind = require(address, "bind");
+            return this;
+        }
+
+        /** The HTTP port; default 8080; 0 picks a free one ({@link #httpPort()} tells which). */
+        public Builder httpPort(int port) {
+            this.httpPort = port(port, "http port");
+            return this;
+        }
+
+        /** The gRPC port; default 8081; 0 picks a free one; the HTTP port's number serves gRPC there. */
+        public Builder grpcPort(int port) {
+            this.grpcPort = port(port, "grpc port");
+            return this;
+        }
+
+        /**
+         * Rule files: Sluice rule files and envoyproxy/ratelimit configurations, told apart by their content;
+         * default the bundled example. Replaces earlier calls.
+         */
+        public Builder rules(List<Path> files) {
+            this.rules.clear();
+            this.rules.addAll(files);
+            return this;
+        }
+
+        /** A store to decide in; the server does not close it. Default: opened from {@link #store(String)}. */
+        public Builder store(Store store) {
+            this.store = store;
+            return this;
+        }
+
+        /** The store to open ({@link StoreFactory}): {@code memory} (default) or a Redis URI; closed on stop. */
+        public Builder store(String spec) {
+            this.storeSpec = require(spec, "store");
+            return this;
+        }
+
+        /** Require {@code Authorization: Bearer TOKEN} on every API call (HTTP and gRPC); default none. */
+        public Builder token(String token) {
+            if (token != null && (token.isBlank() || !token.strip().equals(token))) {
+                throw new IllegalArgumentException("token must be non-empty without surrounding spaces");
+            }
+            this.token = token;
+            return this;
+        }
+
+        /** Serve TLS with a PEM certificate chain and PEM (PKCS#8) private key; default plain text. */
+        public Builder tls(Path certificateChain, Path privateKey) {
+            if ((certificateChain == null) != (privateKey == null)) {
+                throw new IllegalArgumentException("TLS needs both a certificate and a private key");
+            }
+            this.tlsCert = certificateChain;
+            this.tlsKey = privateKey;
+            return this;
+        }
+
+        /** How often rule files are checked for changes; default 1 s; zero never checks. */
+        public Builder reloadInterval(Duration interval) {
+            if (interval == null || interval.isNegative()) {
+                throw new IllegalArgumentException("reload interval must be zero or positive, was " + interval);
+            }
+            this.reloadInterval = interval;
+            return this;
+        }
+
+        /** The largest request body (and gRPC message) accepted; default 64 KiB. */
+        public Builder maxBodyBytes(int bytes) {
+            this.maxBodyBytes = bounded(bytes, 256, 64 * 1024 * 1024, "max body bytes");
+            return this;
+        }
+
+        /** The most checks per batch and descriptors per Envoy request; default 100. */
+        public Builder maxBatch(int checks) {
+            this.maxBatch = bounded(checks, 1, 10_000, "max batch");
+            return this;
+        }
+
+        /** The longest key a check may name; default 256, at most 383 (so domain and key fit a store key). */
+        public Builder maxKeyLength(int characters) {
+            this.maxKeyLength = bounded(characters, 1, Settings.MAX_KEY_LENGTH, "max key length");
+            return this;
+        }
+
+        /** The most entries in one descriptor; default 16. */
+        public Builder maxEntries(int entries) {
+            this.maxEntries = bounded(entries, 1, 1_000, "max descriptor entries");
+            return this;
+        }
+
+        /** Whether Envoy responses carry rate-limit response headers; default true. */
+        public Builder envoyResponseHeaders(boolean enabled) {
+            this.envoyHeaders = enabled;
+            return this;
+        }
+
+        /** How long stopping waits for requests to stop arriving, and at most in all; default 1 s and 10 s. */
+        public Builder shutdown(Duration quietPeriod, Duration timeout) {
+            if (quietPeriod == null || timeout == null || quietPeriod.isNegative()
+                    || timeout.compareTo(quietPeriod) < 0) {
+                throw new IllegalArgumentException("shutdown needs 0 <= quiet period <= timeout, was " + quietPeriod
+                        + " and " + timeout);
+            }
+            this.shutdownQuietPeriod = quietPeriod;
+            this.shutdownTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * Reads the rules and opens the store; nothing listens until {@link SluiceServer#start()}.
+         *
+         * @throws RuleFileException        when a rule file is invalid (file, line and field in the message)
+         * @throws IOException              when a rule file cannot be read
+         * @throws IllegalArgumentException when the store spec is not usable
+         */
+        public SluiceServer build() throws IOException, RuleFileException {
+            Settings settings = new Settings(bind, httpPort, grpcPort, List.copyOf(rules),
+                    store != null ? "(given)" : storeSpec, token, tlsCert, tlsKey, reloadInterval, maxBodyBytes,
+                    maxBatch, maxKeyLength, maxEntries, envoyHeaders, shutdownQuietPeriod, shutdownTimeout);
+            RuleSet.Sources sources = RuleSet.read(settings.rules());
+            boolean owns = store == null;
+            Store s = owns ? StoreFactory.open(storeSpec) : store;
+            ServerMetrics metrics = new ServerMetrics();
+            try {
+                AtomicReference<RuleSet> current = new AtomicReference<>(RuleSet.bind(sources, s));
+                metrics.rulesLoaded(ruleCount(current.get()));
+                RuleReloader reloader = settings.rules().isEmpty() ? null
+                        : new RuleReloader(settings.rules(), s, current, metrics, settings.reloadInterval());
+                return new SluiceServer(settings, s, owns, metrics, current, reloader);
+            } catch (IOException | RuntimeException e) {
+                if (owns) {
+                    s.close();
+                }
+                metrics.close();
+                throw e;
+            }
+        }
+
+        private static String require(String value, String what) {
+            if (value == null || value.isBlank()) {
+                throw new IllegalArgumentException(what + " must not be empty");
+            }
+            return value;
+        }
+
+        private static int port(int port, String what) {
+            return bounded(port, 0, 65_535, what);
+        }
+
+        private static int bounded(int value, int min, int max, String what) {
+            if (value < min || value > max) {
+                throw new IllegalArgumentException(what + " must be in [" + min + ", " + max + "], was " + value);
+            }
+            return value;
+        }
+    }
+}

@@ -1,0 +1,37 @@
+package io.sluice.server;
+
+import io.sluice.Store;
+
+/**
+ * Opens the store {@code --store} names. The one place that knows which stores exist, so that adding one is a
+ * few lines here.
+ */
+public final class StoreFactory {
+
+    private StoreFactory() {}
+
+    /**
+     * A new store for {@code spec}: {@code memory}, or a {@code redis://} / {@code rediss://} URI.
+     *
+     * @throws IllegalArgumentException saying what is wrong with the spec, or that its store is not part of this
+     *                                  build
+     */
+    public static Store open(String spec) {
+        if (spec.equals("memory")) {
+            return Store.memory().build();
+        }
+        String lower = spec.toLowerCase(java.util.Locale.ROOT);
+        if (lower.startsWith("redis://") || lower.startsWith("rediss://") || lower.startsWith("redis-sentinel://")) {
+            // Every server process pointed at the same Redis decides in it, which is how several share limits.
+            // Two or more comma-separated seed URIs mean a Redis Cluster (as `sluice replay --store` reads them).
+            boolean cluster = !lower.startsWith("redis-sentinel://") && spec.contains(",");
+            return io.sluice.redis.RedisStore.builder().uri(spec).cluster(cluster).build();
+        }
+        throw new IllegalArgumentException("--store must be memory or a redis://, rediss:// or redis-sentinel:// URI, was '" + spec + "'");
+    }
+
+    /** The spec as logs and the startup banner show it: a Redis URI without its password. */
+    public static String describe(String spec) {
+        return spec.replaceFirst("^(rediss?://)[^@/]*@", "$1***@");
+    }
+}

@@ -1,0 +1,64 @@
+package io.sluice.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sluice.Store;
+import io.sluice.rules.RuleFileException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class RuleSetTest {
+
+    @Test
+    void theBundledRulesAreTheExampleFile() throws Exception {
+        String bundled;
+        try (InputStream in = RuleSet.class.getResourceAsStream(RuleSet.BUNDLED_RESOURCE)) {
+            bundled = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        assertThat(bundled).isEqualTo(Files.readString(Path.of("..", "examples", "server-rules.yaml")));
+        RuleSet rules = RuleSet.bind(RuleSet.read(List.of()), Store.memory().build());
+        assertThat(rules.sourceNames()).containsExactly(RuleSet.BUNDLED_NAME);
+        assertThat(rules.rules()).containsOnlyKeys("api", "login", "uploads");
+    }
+
+    @Test
+    void sluiceRuleFilesAndEnvoyConfigurationsAreToldApartAndCombined() throws Exception {
+        RuleSet.Sources s = RuleSet.combine(List.of("a.yaml", "b.yaml", "c.yaml"), List.of(
+                "limits:\n  l: {algorithm: gcra, limit: 1, period: 1s}\nrules:\n  r1: {limits: [l]}\n",
+                "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1}\n",
+                "limits:\n  l: {algorithm: gcra, limit: 2, period: 1s}\n  m: {algorithm: gcra, limit: 2, period: 1s}\n"
+                        + "rules:\n  r2: {limits: [l, m]}\n"));
+        assertThat(s.rules()).containsOnlyKeys("r1", "r2");
+        assertThat(s.envoy().domains()).containsExactly("d");
+        // A limit of the same name in two files cannot be addressed alone.
+        assertThat(s.limits()).containsOnlyKeys("m");
+        assertThat(s.ambiguousLimits()).containsExactly("l");
+        RuleSet set = RuleSet.bind(s, Store.memory().build());
+        assertThat(set.limit("l")).isNull();
+        assertThat(set.ambiguousLimit("l")).isTrue();
+        assertThat(set.summary()).isEqualTo("2 rules (r1: l, r2: l + m), 1 envoy domain (d)");
+    }
+
+    @Test
+    void aRuleNameMayBeDefinedOnce() {
+        String file = "limits:\n  l: {algorithm: gcra, limit: 1, period: 1s}\nrules:\n  r: {limits: [l]}\n";
+        assertThatThrownBy(() -> RuleSet.combine(List.of("a.yaml", "b.yaml"), List.of(file, file)))
+                .isInstanceOf(RuleFileException.class)
+                .hasMessage("b.yaml: rules.r: rule \"r\" is already defined in a.yaml; rule names must be unique"
+                        + " across files");
+    }
+
+    @Test
+    void longNamesAreShortenedStablyAndDistinctly() {
+        String a = "x".repeat(200) + "a";
+        String b = "x".repeat(200) + "b";
+        assertThat(RuleSet.fit(a)).hasSize(128).isEqualTo(RuleSet.fit(a)).isNotEqualTo(RuleSet.fit(b));
+        assertThat(RuleSet.fit("short")).isEqualTo("short");
+        assertThat(RuleSet.envoyRuleName("d.k_v")).isEqualTo("rls:d.k_v");
+    }
+}
