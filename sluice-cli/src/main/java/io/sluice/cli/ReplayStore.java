@@ -119,7 +119,8 @@ interface ReplayStore {
             String prefix = prefix(opened++);
             RedisStore store;
             try {
-                store = RedisStore.builder().uri(spec).cluster(cluster).prefix(prefix).clock(clock).build();
+                store = RedisStore.builder().uri(spec).cluster(cluster).prefix(prefix).clock(clock)
+                        .clientTimeSlack(KEY_SLACK).build();
             } catch (IllegalArgumentException e) {
                 throw new UsageException("--store " + describe() + ": " + e.getMessage());
             }
@@ -151,10 +152,17 @@ interface ReplayStore {
             return CREDENTIALS.matcher(spec).replaceAll("***@");
         }
 
-        /** The script's slack on a client-time key's TTL (prelude.lua, CLIENT_TIME_SLACK_MS) less 100 ms. */
+        /**
+         * How long a replay's keys outlive their state on the server's clock: the trace's virtual clock and real
+         * time drift apart by however long the replay takes, so an hour rather than the store's default second.
+         * The keys are in a fresh random namespace and disappear an hour after the replay.
+         */
+        static final Duration KEY_SLACK = Duration.ofHours(1);
+
+        /** A replay may fall behind its trace by the keys' slack, less a margin, before state could expire early. */
         @Override
         public long maxLagMicros() {
-            return 900_000;
+            return KEY_SLACK.toNanos() / 1_000 - 100_000;
         }
     }
 }

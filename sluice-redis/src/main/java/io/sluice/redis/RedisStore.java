@@ -136,11 +136,29 @@ public interface RedisStore extends Store {
          * <p>Key expiry is still counted by the Redis server's clock, as the remaining duration at the time of
          * the decision, so a clock that runs slower than real time can see state expire early.
          */
+        private Duration clientTimeSlack = StoreSettings.DEFAULT_CLIENT_TIME_SLACK;
+
         public Builder clock(Clock clock) {
             if (clock == null) {
                 throw new IllegalArgumentException("clock must not be null");
             }
             this.clock = clock;
+            return this;
+        }
+
+        /**
+         * With {@link #clock(Clock)}: how much longer than a state's remaining lifetime its key lives, counted on
+         * the Redis server's clock. Default 1 s, for client clocks that track real time; a replay whose virtual
+         * clock runs far ahead of or behind real time needs more (sluice replay uses an hour). Decisions never
+         * depend on it as long as a key outlives its state: the script compares expiry with the client's time.
+         *
+         * @throws IllegalArgumentException unless in [0, 366 days]
+         */
+        public Builder clientTimeSlack(Duration slack) {
+            if (slack == null || slack.isNegative() || slack.compareTo(Duration.ofDays(366)) > 0) {
+                throw new IllegalArgumentException("clientTimeSlack must be in [0, 366 days], was " + slack);
+            }
+            this.clientTimeSlack = slack;
             return this;
         }
 
@@ -152,7 +170,7 @@ public interface RedisStore extends Store {
          */
         public RedisStore build() {
             StoreSettings settings = new StoreSettings(RedisUris.parse(uris, cluster, timeout), cluster, prefix,
-                    timeout, clock, true);
+                    timeout, clock, true, clientTimeSlack);
             return DefaultRedisStore.connect(settings);
         }
     }

@@ -233,7 +233,7 @@ public final class DefaultRedisStore implements RedisStore {
         return settings.deduplicate() ? ids.next() : "";
     }
 
-    /** The client time as the script's ARGV, or "" for Redis server time. */
+    /** The client time as the script's ARGV ("now,slackMillis"), or "" for Redis server time. */
     private String now() {
         if (settings.clock() == null) {
             return "";
@@ -243,7 +243,7 @@ public final class DefaultRedisStore implements RedisStore {
             throw new IllegalStateException("clock reading must be in [0, 2^53] microseconds since the epoch, was "
                     + now);
         }
-        return Long.toString(now);
+        return now + "," + settings.clientTimeSlack().toMillis();
     }
 
     /**

@@ -15,9 +15,19 @@ import java.util.List;
  * @param clock       client time, or null for Redis server time
  * @param deduplicate whether calls carry request ids so a replayed call is not charged twice; only tests that
  *                    demonstrate the double charge turn it off
+ * @param clientTimeSlack with client time, how much longer than the state's remaining lifetime a key lives on
+ *                    the server's clock
  */
 public record StoreSettings(List<RedisURI> uris, boolean cluster, String prefix, Duration timeout, Clock clock,
-                            boolean deduplicate) {
+                            boolean deduplicate, Duration clientTimeSlack) {
+
+    /** Default {@link #clientTimeSlack}: one second, for client clocks that track real time. */
+    public static final Duration DEFAULT_CLIENT_TIME_SLACK = Duration.ofSeconds(1);
+
+    public StoreSettings(List<RedisURI> uris, boolean cluster, String prefix, Duration timeout, Clock clock,
+                         boolean deduplicate) {
+        this(uris, cluster, prefix, timeout, clock, deduplicate, DEFAULT_CLIENT_TIME_SLACK);
+    }
 
     private static final Duration MAX_TIMEOUT = Duration.ofHours(1);
 

@@ -456,17 +456,16 @@ end
 
 --- Gives key the expiry expiresAt (microseconds, in the time base of now). With server time that is an
 --- absolute PEXPIREAT, rounded up to the millisecond: exact. With client time the two clocks differ, so the
---- key lives the remaining duration counted on the server's clock, plus CLIENT_TIME_SLACK_MS for clocks that
---- run a little slower than the server's (a test's frozen manual clock between two calls). Decisions never
---- depend on it: rule.lua drops a state at expiresAt by the client's clock whatever the key's TTL.
-local CLIENT_TIME_SLACK_MS = 1000
-
-function sluice.expire(key, expiresAt, now, client_time)
+--- key lives the remaining duration counted on the server's clock, plus slack_ms (sent by the client with its
+--- time; RedisStore.Builder.clientTimeSlack) for clocks that do not run at the server's pace (a test's frozen
+--- manual clock, a replay's virtual clock). Decisions never depend on it while a key outlives its state:
+--- rule.lua drops a state at expiresAt by the client's clock whatever the key's TTL.
+function sluice.expire(key, expiresAt, now, client_time, slack_ms)
   if expiresAt == math.huge then
     error("sluice: a state must expire (expiresAt returned math.huge) for key " .. key)
   end
   if client_time then
-    local ms = sluice.ceil_div(expiresAt - now, 1000) + CLIENT_TIME_SLACK_MS
+    local ms = sluice.ceil_div(expiresAt - now, 1000) + slack_ms
     redis.call("PEXPIRE", key, sluice.fmt_int(ms))
   else
     redis.call("PEXPIREAT", key, sluice.fmt_int(sluice.ceil_div(expiresAt, 1000)))

@@ -7,7 +7,8 @@
 -- ARGV[1]      op: "try" | "at_most" | "reserve" | "peek" | "release"
 -- ARGV[2]      permits (for "release": the lease)
 -- ARGV[3]      max wait in microseconds (Long.MAX_VALUE: unbounded); "0" unless op is "reserve"
--- ARGV[4]      now in microseconds from the client's clock, or "" to read the server's TIME
+-- ARGV[4]      "now,slack": now in microseconds from the client's clock and the TTL slack in ms, or "" to
+--              read the server's TIME
 -- ARGV[5]      request id, or "" (peeks): a replayed call with the same id gets the stored reply
 -- ARGV[6]      how long the dedup key lives, in milliseconds
 -- ARGV[7]      n, the number of limits
@@ -24,6 +25,7 @@
 local op = ARGV[1]
 local n = tonumber(ARGV[7])
 local client_time = ARGV[4] ~= ""
+local client_slack_ms = 0
 local dedup_key = nil
 if ARGV[5] ~= "" then
   dedup_key = KEYS[n + 1]
@@ -42,7 +44,14 @@ end
 
 local now
 if client_time then
-  now = sluice.arg_int(ARGV[4])
+  local comma = string.find(ARGV[4], ",", 1, true)
+  if comma then
+    now = sluice.arg_int(string.sub(ARGV[4], 1, comma - 1))
+    client_slack_ms = sluice.arg_int(string.sub(ARGV[4], comma + 1))
+  else
+    now = sluice.arg_int(ARGV[4])
+    client_slack_ms = 1000
+  end
 else
   now = sluice.server_now()
 end
@@ -121,7 +130,7 @@ local function store(limit, state)
   else
     sluice.save_value(limit.key, state, limit.alg.fields, limit.fingerprint)
   end
-  sluice.expire(limit.key, expiresAt, now, client_time)
+  sluice.expire(limit.key, expiresAt, now, client_time, client_slack_ms)
 end
 
 local limits = {}
