@@ -3,11 +3,11 @@ package io.sluice.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sluice.Concurrency;
 import io.sluice.Decision;
 import io.sluice.FixedWindow;
 import io.sluice.RateLimiter;
 import io.sluice.Rule;
-import io.sluice.TokenBucket;
 import io.sluice.redis.internal.DefaultRedisStore;
 import io.sluice.testkit.redis.RedisServer;
 import io.sluice.testkit.redis.SharedRedis;
@@ -95,11 +95,11 @@ class FailureIT {
     @Test
     void anAlgorithmWithoutAScriptFailsAtFirstUseWithAClearMessage() {
         Rule rule = Rule.of("unported", FixedWindow.of(5, Duration.ofMinutes(1)),
-                TokenBucket.of(3, 1, Duration.ofSeconds(1)).named("burst"));
+                Concurrency.of(3, Duration.ofSeconds(1)).named("inflight"));
         try (RedisStore store = store(Duration.ofSeconds(1));
              RateLimiter l = RateLimiter.builder(rule).store(store).build()) {
             assertThatThrownBy(() -> l.tryAcquire("k")).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("algorithm token_bucket has no Redis script yet");
+                    .hasMessageContaining("algorithm concurrency has no Redis script yet");
             assertThatThrownBy(() -> l.tryAcquireAsync("k", 1).get()).hasCauseInstanceOf(IllegalArgumentException.class);
         }
     }

@@ -4,26 +4,28 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.Decision;
 import io.sluice.FixedWindow;
+import io.sluice.Gcra;
+import io.sluice.LeakyBucket;
 import io.sluice.Limit;
-import io.sluice.RefreshPeriod;
 import io.sluice.Request;
-import io.sluice.Rule;
+import io.sluice.RefreshPeriod;
 import io.sluice.SmoothBursty;
 import io.sluice.SmoothWarmingUp;
+import io.sluice.Rule;
 import io.sluice.Store;
-import io.sluice.redis.internal.KeyLayout;
+import io.sluice.TokenBucket;
+import io.sluice.internal.algorithm.Arith;
 import io.sluice.testkit.ManualClock;
-import io.sluice.testkit.redis.RedisServer;
 import io.sluice.testkit.redis.SharedRedis;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,49 +37,106 @@ import org.junit.jupiter.params.provider.MethodSource;
  * in-memory store and on Redis with the same manual clock, must give equal decisions step by step. Each port
  * adds a generator of its limits to {@link #PORTED}.
  *
- * <p>For each ported algorithm and topology, {@link #SEQUENCES} sequences run side by side: a sequence is one
- * rule (its first limit of the algorithm under test, then up to two random ported limits) on two keys, and
- * {@link #STEPS} steps of requests (tries, best-effort, reservations with bounded and unbounded waits, peeks),
- * parameter changes and resets. All sequences share one clock that moves forward (also by nothing, for
- * same-microsecond bursts) and sometimes back; in each step a random three quarters of the sequences act, so
- * each sees its own time deltas. A step's requests go to Redis in pipelined {@link RedisStore#decideAll}
- * batches (one script call per request), which keeps thousands of sequences within seconds; a failure names
- * the seed, the sequence and its history. Each sequence has its own memory store: a shared one would sweep
- * expired keys that Redis keeps until their TTL, which a clock stepping back would tell apart.
+ * <p>One sequence is one key: a random series of operations (try, best-effort, reserve, peek, reset, release)
+ * at random times, under a rule whose parameters change now and then. For speed, each scenario runs
+ * {@link #KEYS} independent sequences side by side, one pipelined batch per step, so every algorithm gets
+ * {@link #SCENARIOS} × {@link #KEYS} sequences per topology (the first limit of each rule is of the algorithm
+ * under test, the others of any ported one).
  *
- * <p>With a client clock Redis counts a key's TTL on its own clock (the remaining manual time plus a second of
- * slack), and this test's manual clock often moves slower than real time, so a state the manual clock still
- * holds alive could vanish from Redis. Decisions never depend on TTLs (the script compares expiry with the
- * client's time itself; the edge-case tests check TTLs), so the batches are chunks that take far less than the
- * second of slack, and each chunk's state keys are made persistent right after it, as memory keeps an entry
- * until a sweep.
+ * <p>A failure names its seed and shows the key's last events and Redis keys; replay it with
+ * {@code -Dit.test=RedisMemoryEquivalenceIT -Dsluice.algorithm=<name> -Dsluice.seed=<seed>}.
  */
 @ExtendWith(SharedRedis.class)
 class RedisMemoryEquivalenceIT {
 
-    /** A random limit of each ported algorithm, named by the caller. */
-    private static final List<Function<Random, Limit>> PORTED = List.of(RedisMemoryEquivalenceIT::fixedWindow,
-            RedisMemoryEquivalenceIT::smoothBursty, RedisMemoryEquivalenceIT::smoothWarmingUp,
-            RedisMemoryEquivalenceIT::refreshPeriod);
-
-    /** Sequences per algorithm and topology. */
-    private static final int SEQUENCES = 1_000;
+    private static final int SCENARIOS = 50;
+    private static final int KEYS = 40;
     private static final int STEPS = 40;
-    /** Requests per pipelined batch: small enough to take far less than the one second of TTL slack. */
-    private static final int CHUNK = 100;
+    /** Events of the failing key shown in a failure message. */
+    private static final int HISTORY = 30;
+
+    /** A random limit of each ported algorithm (named by the caller), by algorithm name. */
+    private static final Map<String, Function<Random, Limit>> PORTED = new LinkedHashMap<>();
+
+    static {
+        PORTED.put("fixed_window", RedisMemoryEquivalenceIT::fixedWindow);
+        PORTED.put("token_bucket", RedisMemoryEquivalenceIT::tokenBucket);
+        PORTED.put("gcra", RedisMemoryEquivalenceIT::gcra);
+        PORTED.put("leaky_bucket", RedisMemoryEquivalenceIT::leakyBucket);
+        PORTED.put("smooth_bursty", RedisMemoryEquivalenceIT::smoothBursty);
+        PORTED.put("smooth_warming_up", RedisMemoryEquivalenceIT::smoothWarmingUp);
+        PORTED.put("refresh_period", RedisMemoryEquivalenceIT::refreshPeriod);
+    }
 
     private static final long[] WINDOWS_MICROS = {1, 7, 1_000, 250_000, 1_000_000, 60_000_000,
             31_622_400_000_000L};
 
-    /** Rates with awkward binary expansions, the extremes, and Guava's test values. */
-    private static final double[] RATES = {1.0 / 31_622_400, 1.0 / 3, 0.5, 1.0, 2.0, 3.0, 5.0, 7.3, 0.1, 100.0,
-            1_000_000.0};
+    /** Periods from 1 µs to the longest a limit accepts (366 days). */
+    private static final long[] PERIODS_MICROS = {1, 7, 1_000, 250_000, 1_000_000, 3_000_000, 60_000_000,
+            86_400_000_000L, 31_622_400_000_000L};
 
     private static Limit fixedWindow(Random r) {
         long limit = r.nextInt(4) == 0 ? Limit.MAX_COUNT - r.nextInt(3) : 1 + r.nextInt(8);
-        return new FixedWindow("fixed_window", limit, Duration.ofNanos(1_000 * pick(r, WINDOWS_MICROS)),
+        return new FixedWindow("fixed_window", limit, micros(pick(r, WINDOWS_MICROS)),
                 r.nextBoolean() ? FixedWindow.Align.EPOCH : FixedWindow.Align.FIRST_REQUEST, r.nextBoolean());
     }
+
+    private static Limit tokenBucket(Random r) {
+        while (true) {
+            long capacity = r.nextInt(4) == 0 ? Limit.MAX_COUNT - r.nextInt(3) : 1 + r.nextInt(10);
+            long refillTokens = switch (r.nextInt(4)) {
+                case 0 -> 1 + r.nextLong(Limit.MAX_COUNT);
+                case 1 -> Limit.MAX_COUNT;
+                default -> 1 + r.nextInt(7);
+            };
+            long initial = r.nextBoolean() ? capacity : r.nextLong(capacity + 1);
+            TokenBucket.Refill refill = TokenBucket.Refill.values()[r.nextInt(TokenBucket.Refill.values().length)];
+            try {
+                return new TokenBucket("token_bucket", capacity, refillTokens, micros(pick(r, PERIODS_MICROS)), refill,
+                        initial);
+            } catch (IllegalArgumentException e) {
+                // the reduced rate a/b has a·b > 2^53: draw again
+            }
+        }
+    }
+
+    private static Limit gcra(Random r) {
+        while (true) {
+            long period = pick(r, PERIODS_MICROS);
+            long limit = 1 + (r.nextBoolean() ? r.nextInt(10) : r.nextLong(Math.min(period, Limit.MAX_COUNT)));
+            long burst = switch (r.nextInt(4)) {
+                case 0 -> limit;
+                case 1 -> Limit.MAX_COUNT - r.nextInt(3);
+                case 2 -> (1L << 53) / ((period + limit - 1) / limit) - r.nextInt(2);
+                default -> 1 + r.nextInt(10);
+            };
+            try {
+                return new Gcra("gcra", limit, micros(period), burst);
+            } catch (IllegalArgumentException e) {
+                // limit above one per microsecond, or burst·T > 2^53: draw again
+            }
+        }
+    }
+
+    private static Limit leakyBucket(Random r) {
+        long limit = r.nextInt(4) == 0 ? 1_000_000_000L - r.nextInt(3) : 1 + r.nextInt(10);
+        long burst = switch (r.nextInt(4)) {
+            case 0 -> 0;
+            case 1 -> 1_000_000_000L - r.nextInt(3);
+            default -> 1 + r.nextInt(8);
+        };
+        boolean nodelay = r.nextInt(3) == 0;
+        long delay = nodelay || burst == 0 ? 0 : r.nextLong(burst + 1);
+        return new LeakyBucket("leaky_bucket", limit, micros(pick(r, PERIODS_MICROS)), burst, nodelay, delay);
+    }
+
+    private static Duration micros(long micros) {
+        return Duration.ofNanos(1_000 * micros);
+    }
+
+    /** Rates with awkward binary expansions, the extremes, and Guava's test values. */
+    private static final double[] RATES = {1.0 / 31_622_400, 1.0 / 3, 0.5, 1.0, 2.0, 3.0, 5.0, 7.3, 0.1, 100.0,
+            1_000_000.0};
 
     private static double rate(Random r) {
         return r.nextInt(4) == 0 ? 0.05 + 20 * r.nextDouble() : RATES[r.nextInt(RATES.length)];
@@ -111,274 +170,236 @@ class RedisMemoryEquivalenceIT {
         return values[r.nextInt(values.length)];
     }
 
-    static Stream<Arguments> cases() {
-        List<Arguments> cases = new ArrayList<>();
-        for (Topology topology : Topology.values()) {
-            for (Function<Random, Limit> generator : PORTED) {
-                cases.add(Arguments.of(topology, generator.apply(new Random(0)).algorithm()));
-            }
-        }
-        return cases.stream();
+    static Stream<Arguments> portsOnTopologies() {
+        // -Dsluice.algorithm=<name> runs one algorithm only (with -Dsluice.seed to replay a failure).
+        String only = System.getProperty("sluice.algorithm");
+        return PORTED.keySet().stream().filter(a -> only == null || only.equals(a))
+                .flatMap(algorithm -> Stream.of(Topology.values()).map(t -> Arguments.of(algorithm, t)));
     }
 
-    /** One rule on two keys, with its own memory store, and what happened to it (for failure messages). */
-    private static final class Sequence {
-        final int index;
-        final Store memory;
-        final List<String> history = new ArrayList<>();
-        Rule rule;
-
-        Sequence(int index, Store memory, Rule rule) {
-            this.index = index;
-            this.memory = memory;
-            this.rule = rule;
-        }
-    }
-
-    @ParameterizedTest(name = "{1} on {0}")
-    @MethodSource("cases")
-    void randomSequencesDecideIdentically(Topology topology, String algorithm) {
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("portsOnTopologies")
+    void randomSequencesDecideIdentically(String algorithm, Topology topology) {
         // -Dsluice.seed=<seed from a failure message> replays a failing run.
         long seed = Long.getLong("sluice.seed", new Random().nextLong());
         Random r = new Random(seed);
-        Function<Random, Limit> first = PORTED.stream()
-                .filter(g -> g.apply(new Random(0)).algorithm().equals(algorithm)).findFirst().orElseThrow();
         ManualClock clock = new ManualClock();
         String prefix = "eq-" + UUID.randomUUID().toString().substring(0, 8);
-        List<Sequence> sequences = new ArrayList<>();
-        Keys keys = new Keys(topology, prefix);
-        // A long timeout: test machines may be busy.
-        try (RedisStore redis = topology.builder().prefix(prefix).clock(clock).timeout(Duration.ofSeconds(60))
-                .build()) {
-            for (int i = 0; i < SEQUENCES; i++) {
-                List<Limit> limits = new ArrayList<>(List.of(first.apply(r).named("l0")));
-                for (int n = r.nextInt(3); n > 0; n--) {
-                    limits.add(PORTED.get(r.nextInt(PORTED.size())).apply(r).named("l" + limits.size()));
-                }
-                sequences.add(new Sequence(i, Store.memory().clock(clock).build(), Rule.of("s" + i, limits)));
-            }
-            keys.warmUp(redis);
-            for (int step = 0; step < STEPS; step++) {
-                advance(r, clock);
-                String context = "seed " + seed + ", " + algorithm + " on " + topology + ", step " + step + ", t="
-                        + clock.nowMicros();
-                try {
-                    step(r, redis, keys, sequences, context);
-                } catch (RuntimeException e) {
-                    throw new AssertionError(context + ": " + e, e);
+        // A generous timeout: a loaded machine must not turn a slow answer into a failure.
+        try (RedisStore redis = topology.builder().prefix(prefix).clock(clock).timeout(Duration.ofSeconds(10)).build()) {
+            for (int scenario = 0; scenario < SCENARIOS; scenario++) {
+                // A store per scenario: fewer decisions than its sweep interval (4096), so it never sweeps. A
+                // sweep drops expired keys, which a clock stepping back would then miss, while Redis keeps
+                // them until their TTL: an implementation detail of both, not a decision to compare.
+                try (Store memory = Store.memory().clock(clock).build()) {
+                    new Scenario(r, clock, memory, redis, topology, prefix, "s" + scenario,
+                            algorithm + " on " + topology + ", seed " + seed + ", scenario " + scenario).run(algorithm);
                 }
             }
-        } finally {
-            sequences.forEach(s -> s.memory.close());
-            keys.deleteAll();
         }
     }
 
-    /**
-     * The state keys of one test, on the node that owns each: made persistent after each chunk (see the class
-     * comment), dumped for failure messages, deleted at the end.
-     */
-    private static final class Keys {
-        private static final String EACH = "for _, k in ipairs(ARGV) do redis.call('PERSIST', k) end return 0";
-        private static final String DELETE = """
-                local cursor = "0"
-                repeat
-                  local r = redis.call("SCAN", cursor, "MATCH", ARGV[1], "COUNT", 1000)
-                  cursor = r[1]
-                  for _, k in ipairs(r[2]) do redis.call("DEL", k) end
-                until cursor == "0"
-                return 0
-                """;
+    /** One event in a key's history: at {@code t}, a request (or other operation) and its outcome. */
+    private record Event(long t, Object what, Object outcome) {
+        @Override
+        public String toString() {
+            return "t=" + t + " " + what + (outcome == null ? "" : " -> " + outcome);
+        }
+    }
 
+    /** KEYS independent sequences under one rule on one clock. */
+    private static final class Scenario {
+        private final Random r;
+        private final ManualClock clock;
+        private final Store memory;
+        private final RedisStore redis;
         private final Topology topology;
         private final String prefix;
-        private final RedisServer[] owners = new RedisServer[16384];
+        private final String name;
+        private final String context;
+        private final List<List<Event>> histories = new ArrayList<>();
+        private Rule rule;
+        private long wallSynced = System.nanoTime();
 
-        Keys(Topology topology, String prefix) {
+        Scenario(Random r, ManualClock clock, Store memory, RedisStore redis, Topology topology, String prefix,
+                 String name, String context) {
+            this.r = r;
+            this.clock = clock;
+            this.memory = memory;
+            this.redis = redis;
             this.topology = topology;
             this.prefix = prefix;
-            List<RedisServer> nodes = topology.nodes();
-            if (nodes.size() == 1) {
-                Arrays.fill(owners, nodes.get(0));
-                return;
+            this.name = name;
+            this.context = context;
+        }
+
+        void run(String algorithm) {
+            rule = Rule.of(name, randomLimits(algorithm));
+            clock.setMicros(startTime());
+            for (int k = 0; k < KEYS; k++) {
+                histories.add(new ArrayList<>());
             }
-            for (Object range : (List<?>) nodes.get(0).call("CLUSTER", "SLOTS")) {
-                List<?> r = (List<?>) range;
-                long port = (Long) ((List<?>) r.get(2)).get(1);
-                RedisServer owner = nodes.stream().filter(n -> n.port() == port).findFirst().orElseThrow();
-                for (long slot = (Long) r.get(0); slot <= (Long) r.get(1); slot++) {
-                    owners[(int) slot] = owner;
+            for (int step = 0; step < STEPS; step++) {
+                advance();
+                if (r.nextInt(20) == 0) {
+                    updateLimit();
                 }
-            }
-        }
-
-        /**
-         * One peek per node before the first real batch. The store's batch connection opens its node connections
-         * lazily, and Lettuce can leave commands unflushed when a batch sends several to a node whose connection
-         * is still opening (redis/lettuce#2420): they would time out. A single command per node is safe, and
-         * opens them all.
-         */
-        void warmUp(RedisStore redis) {
-            List<RedisServer> nodes = topology.nodes();
-            List<BatchRequest> peeks = new ArrayList<>();
-            Limit limit = FixedWindow.of(1, Duration.ofSeconds(1));
-            for (int i = 0; peeks.size() < nodes.size() && i < 10_000; i++) {
-                Rule rule = Rule.of("warm-up", limit);
-                RedisServer node = owners[KeyLayout.slot(stateKey(rule, "w" + i, limit))];
-                if (node == nodes.get(peeks.size())) {
-                    peeks.add(BatchRequest.of(rule, "w" + i, Request.peek(0)));
+                List<String> keys = new ArrayList<>();
+                List<Request> requests = new ArrayList<>();
+                for (int k = 0; k < KEYS; k++) {
+                    String key = "k" + k;
+                    int what = r.nextInt(40);
+                    if (what == 0) {
+                        memory.reset(rule, key);
+                        redis.reset(rule, key);
+                        note(k, "reset", null);
+                    } else if (what == 1) {
+                        long lease = r.nextInt(3);
+                        boolean released = memory.release(rule, key, lease);
+                        note(k, "release " + lease, released);
+                        int index = k;
+                        int at = step;
+                        assertThat(redis.release(rule, key, lease)).as(() -> where(index, at)).isEqualTo(released);
+                    } else {
+                        keys.add(key);
+                        requests.add(randomRequest());
+                    }
                 }
+                decideAndCompare(keys, requests, step, "");
+                List<Request> peeks = new ArrayList<>();
+                keys.forEach(k -> peeks.add(Request.peek(0)));
+                decideAndCompare(keys, peeks, step, " (peek after)");
             }
-            redis.decideAll(peeks);
         }
 
-        String stateKey(Rule rule, String key, Limit limit) {
-            return prefix + ":{" + rule.name() + ":" + key + "}:" + limit.name();
-        }
-
-        /** PERSIST on every state key of the requests' targets: one script call per node. */
-        void persist(List<BatchRequest> requests) {
-            Map<RedisServer, List<String>> byNode = new LinkedHashMap<>();
-            for (BatchRequest q : requests) {
-                BatchRequest.Target t = q.targets().get(0);
-                for (Limit limit : t.rule().limits()) {
-                    String k = stateKey(t.rule(), t.key(), limit);
-                    byNode.computeIfAbsent(owners[KeyLayout.slot(k)], n -> new ArrayList<>(List.of("EVAL", EACH, "0")))
-                            .add(k);
-                }
+        private void decideAndCompare(List<String> keys, List<Request> requests, int step, String what) {
+            keepUpWithTheWallClock();
+            List<BatchRequest> batch = new ArrayList<>();
+            for (int i = 0; i < keys.size(); i++) {
+                batch.add(BatchRequest.of(rule, keys.get(i), requests.get(i)));
             }
-            byNode.forEach((node, command) -> node.call(command.toArray(new String[0])));
+            List<Decision> actual = redis.decideAll(batch);
+            for (int i = 0; i < keys.size(); i++) {
+                int k = Integer.parseInt(keys.get(i).substring(1));
+                Decision expected = memory.decide(rule, keys.get(i), requests.get(i));
+                note(k, requests.get(i), expected);
+                assertThat(actual.get(i)).as(() -> where(k, step) + what).isEqualTo(expected);
+            }
         }
 
-        String dump(Rule rule, String key) {
+        private String where(int key, int step) {
+            List<Event> history = histories.get(key);
+            return context + ", step " + step + ", key k" + key + ", t=" + clock.nowMicros() + ", rule " + rule
+                    + "\nlast events of the key:"
+                    + history.subList(Math.max(0, history.size() - HISTORY), history.size()).stream()
+                            .map(e -> "\n  " + e).collect(Collectors.joining())
+                    + "\nits Redis keys now:" + redisKeys("k" + key);
+        }
+
+        /** The key's state keys in Redis, whatever their encoding, with their TTLs (for failure messages). */
+        private String redisKeys(String key) {
             StringBuilder out = new StringBuilder();
-            for (Limit limit : rule.limits()) {
-                String k = stateKey(rule, key, limit);
-                RedisServer node = owners[KeyLayout.slot(k)];
-                Object value;
-                try {
-                    value = node.call("HGETALL", k);
-                } catch (RuntimeException e) { // not a hash: the storage encoding is the store's business
-                    value = node.call("GET", k);
-                }
-                out.append("\n  ").append(k).append(" pttl ").append(node.call("PTTL", k)).append(" ").append(value);
+            for (String k : topology.keys(prefix + ":{" + name + ":" + key + "}:l*")) {
+                String type = (String) topology.call(k, "TYPE", k);
+                Object value = switch (type) {
+                    case "hash" -> topology.call(k, "HGETALL", k);
+                    case "string" -> topology.call(k, "GET", k);
+                    case "zset" -> topology.call(k, "ZRANGE", k, "0", "-1", "WITHSCORES");
+                    default -> type;
+                };
+                out.append("\n  ").append(k).append(" pttl=").append(topology.call(k, "PTTL", k)).append(' ')
+                        .append(value);
             }
             return out.toString();
         }
 
-        void deleteAll() {
-            topology.nodes().forEach(node -> node.call("EVAL", DELETE, "0", prefix + ":{*}:l?"));
+        /** Records an event of one key for failure messages (formatted only then: most runs never fail). */
+        private void note(int key, Object what, Object outcome) {
+            histories.get(key).add(new Event(clock.nowMicros(), what, outcome));
         }
-    }
 
-    private static void step(Random r, RedisStore redis, Keys keys, List<Sequence> sequences, String context) {
-        List<Sequence> acting = new ArrayList<>();
-        List<BatchRequest> requests = new ArrayList<>();
-        for (Sequence s : sequences) {
-            if (r.nextInt(4) == 0) {
-                continue;
+        /** The first limit is of the algorithm under test; the others (if any) of any ported algorithm. */
+        private List<Limit> randomLimits(String algorithm) {
+            int n = 1 + r.nextInt(3);
+            List<String> names = new ArrayList<>(PORTED.keySet());
+            List<Limit> limits = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                String a = i == 0 ? algorithm : names.get(r.nextInt(names.size()));
+                limits.add(PORTED.get(a).apply(r).named("l" + i));
             }
-            String key = "k" + r.nextInt(2);
-            int what = r.nextInt(20);
-            if (what == 0) {
-                List<Limit> limits = s.rule.limits();
-                Limit target = limits.get(r.nextInt(limits.size()));
-                s.rule = s.rule.withLimit(sameKind(r, target).named(target.name()));
-                s.history.add(context + ": updateLimit " + s.rule);
-                continue;
-            }
-            if (what == 1) {
-                s.memory.reset(s.rule, key);
-                redis.reset(s.rule, key);
-                s.history.add(context + ": reset " + key);
-                continue;
-            }
-            acting.add(s);
-            requests.add(BatchRequest.of(s.rule, key, request(r, s.rule, what % 4)));
+            return limits;
         }
-        List<BatchRequest> peeks = new ArrayList<>();
-        for (int i = 0; i < requests.size(); i++) {
-            BatchRequest q = requests.get(i);
-            peeks.add(BatchRequest.of(q.targets().get(0).rule(), q.targets().get(0).key(), Request.peek(0)));
-        }
-        compare(redis, keys, acting, requests, context, "");
-        compare(redis, keys, acting, peeks, context, " (peek after)");
-    }
 
-    /** Decides {@code requests} on Redis in chunks and in memory one by one, and compares. */
-    private static void compare(RedisStore redis, Keys keys, List<Sequence> acting, List<BatchRequest> requests,
-                                String context, String what) {
-        for (int from = 0; from < requests.size(); from += CHUNK) {
-            List<BatchRequest> chunk = requests.subList(from, Math.min(requests.size(), from + CHUNK));
-            List<Decision> actual = redis.decideAll(chunk);
-            keys.persist(chunk);
-            for (int i = 0; i < chunk.size(); i++) {
-                Sequence s = acting.get(from + i);
-                BatchRequest q = chunk.get(i);
-                String key = q.targets().get(0).key();
-                Decision expected = s.memory.decide(s.rule, key, q.request());
-                if (what.isEmpty()) {
-                    s.history.add(context + ": " + key + " " + q.request() + " -> " + expected);
+        /** A new parameter set for one limit (the algorithm stays: a re-typed limit is another test). */
+        private void updateLimit() {
+            Limit target = rule.limits().get(r.nextInt(rule.limits().size()));
+            Limit changed = PORTED.get(target.algorithm()).apply(r).named(target.name());
+            rule = rule.withLimit(changed);
+            for (int k = 0; k < KEYS; k++) {
+                note(k, "update", changed);
+            }
+        }
+
+        private Request randomRequest() {
+            long max = Math.min(rule.maxPermits(), Limit.MAX_COUNT);
+            long permits = 1 + (r.nextBoolean() ? r.nextInt((int) Math.min(max, 5)) : (long) (r.nextDouble() * max));
+            permits = Math.min(permits, max);
+            return switch (r.nextInt(4)) {
+                case 0 -> Request.tryAcquireAtMost(r.nextInt(5) == 0
+                        ? Math.min(Limit.MAX_COUNT, max + 1 + r.nextInt(10)) : permits); // best effort beyond max
+                case 1 -> Request.peek(r.nextBoolean() ? 0 : permits);
+                case 2 -> Request.reserve(permits, switch (r.nextInt(5)) {
+                    case 0 -> 0;
+                    case 1 -> r.nextInt(1_000);
+                    case 2 -> Long.MAX_VALUE;
+                    default -> r.nextInt(3) * 1_000_000L;
+                });
+                default -> Request.tryAcquire(permits);
+            };
+        }
+
+        /** Mostly today; sometimes at the epoch, near the end of the clock (2^53 µs), or anywhere. */
+        private long startTime() {
+            return switch (r.nextInt(8)) {
+                case 0 -> r.nextInt(1_000);
+                // A day or more before the end: a clock held at MAX_TIME gives states a TTL of the 1 s slack only.
+                case 1 -> Arith.MAX_TIME - 86_400_000_000L - r.nextLong(10L * 86_400_000_000L);
+                case 2 -> r.nextLong(Arith.MAX_TIME + 1);
+                default -> new ManualClock().nowMicros() + r.nextInt(1_000_000);
+            };
+        }
+
+        /**
+         * Redis counts a client-time state's TTL on its own clock (the remaining time plus 1 s of slack), so a
+         * slow scenario (a loaded machine) would let a state vanish in Redis that the manual clock, barely
+         * moving, still holds in memory. So whenever a quarter of a second of wall time has passed since the
+         * last catch-up, it is added to the manual clock (noted in the keys' histories): the client clock then
+         * never lags the server's by more than that (plus its steps back). A replay by seed may then differ.
+         */
+        private void keepUpWithTheWallClock() {
+            long wallNow = System.nanoTime();
+            long behind = (wallNow - wallSynced) / 1_000;
+            if (behind > 250_000) {
+                wallSynced = wallNow;
+                clock.setMicros(Math.min(Arith.MAX_TIME, clock.nowMicros() + behind));
+                for (int k = 0; k < KEYS; k++) {
+                    note(k, "wall clock catch-up +" + behind + " µs", null);
                 }
-                if (!actual.get(i).equals(expected)) {
-                    assertThat(actual.get(i)).as(at(context, s, key, q.request()) + what + keys.dump(s.rule, key))
-                            .isEqualTo(expected);
-                }
             }
         }
-    }
 
-    private static String at(String context, Sequence s, String key, Request request) {
-        return context + ", sequence " + s.index + ", key " + key + ", " + request + ", rule " + s.rule
-                + "\n  history:\n    " + String.join("\n    ", s.history);
-    }
-
-    /** A random limit of the same algorithm as {@code target}. */
-    private static Limit sameKind(Random r, Limit target) {
-        for (Function<Random, Limit> generator : PORTED) {
-            Limit limit = generator.apply(r);
-            if (limit.getClass() == target.getClass()) {
-                return limit;
-            }
-        }
-        throw new IllegalStateException("no generator for " + target);
-    }
-
-    private static Request request(Random r, Rule rule, int what) {
-        long max = Math.min(rule.maxPermits(), Limit.MAX_COUNT);
-        long permits = switch (r.nextInt(8)) {
-            case 0, 1, 2, 3 -> 1 + r.nextInt((int) Math.min(max, 5));
-            case 4, 5, 6 -> 1 + (long) (r.nextDouble() * Math.min(max, 1_000));
-            default -> 1 + (long) (r.nextDouble() * max);
-        };
-        permits = Math.min(permits, max);
-        return switch (what) {
-            case 0 -> Request.tryAcquireAtMost(permits);
-            case 1 -> Request.peek(r.nextBoolean() ? 0 : permits);
-            case 2 -> Request.reserve(permits, maxWait(r));
-            default -> Request.tryAcquire(permits);
-        };
-    }
-
-    private static long maxWait(Random r) {
-        return switch (r.nextInt(8)) {
-            case 0 -> 0;
-            case 1 -> Long.MAX_VALUE; // acquire: unbounded
-            case 2 -> 100_000_000_000_000_000L; // beyond 2^53, which a Lua double rounds
-            case 3 -> r.nextInt(1_000);
-            default -> r.nextInt(3_000_000);
-        };
-    }
-
-    private static void advance(Random r, ManualClock clock) {
-        switch (r.nextInt(8)) {
-            case 0 -> { }
-            case 1 -> clock.advanceMicros(r.nextInt(10));
-            case 2 -> clock.advanceMillis(r.nextInt(1_500));
-            case 3 -> clock.advanceMicros(-r.nextInt(2_000)); // clocks step back
-            case 4 -> clock.advance(Duration.ofSeconds(r.nextInt(120)));
-            case 5 -> clock.advance(Duration.ofMinutes(r.nextInt(3_000))); // buckets fill, keys expire
-            default -> clock.advanceMicros(r.nextInt(1_000_000));
+        /** Same-microsecond bursts, small and large steps, steps back; always within [0, MAX_TIME]. */
+        private void advance() {
+            long delta = switch (r.nextInt(8)) {
+                case 0, 1 -> 0;
+                case 2 -> r.nextInt(10);
+                case 3 -> r.nextInt(1_500) * 1_000L;
+                case 4 -> -r.nextInt(2_000); // clocks step back
+                case 5 -> r.nextInt(120) * 1_000_000L;
+                case 6 -> r.nextInt(10) == 0 ? r.nextInt(48) * 3_600_000_000L : r.nextInt(1_000_000);
+                default -> r.nextInt(1_000_000);
+            };
+            clock.setMicros(Math.max(0, Math.min(Arith.MAX_TIME, clock.nowMicros() + delta)));
         }
     }
 }

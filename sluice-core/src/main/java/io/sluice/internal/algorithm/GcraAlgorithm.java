@@ -59,8 +59,10 @@ import io.sluice.Limit;
  * tat₀ + n·T − B ≥ x with n ≤ burst); the last one's use time y ≥ tat₀ + (Σn)·T − B.
  *
  * Lua: T, B ≤ 2^53 (Gcra validates burst·T ≤ 2^53) and n·T ≤ B, but TAT itself reaches now + B, up to 2^54
- * near the end of the clock, where doubles hold only even integers. A port that must be exact there stores
- * TAT − B instead (≤ MAX_TIME: it is allow_at of the last admission) and adds B back only inside differences.
+ * near the end of the clock and past 2^53 today already when B is near 2^53, where doubles hold only even
+ * integers. The port (algorithms/gcra.lua) stores TAT as two exact parts, TAT − B (the allow_at of the last
+ * admission, ≤ MAX_TIME) and that B, because a migration keeps TAT while B changes, and adds them only inside
+ * differences with now.
  */
 
 /** {@code gcra}: redis_rate's allowN / allowAtMost with exact microseconds; see the derivation above. */

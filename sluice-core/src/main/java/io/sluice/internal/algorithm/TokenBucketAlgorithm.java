@@ -60,7 +60,9 @@ import io.sluice.TokenBucket.Refill;
  * (tokens = capacity, roundingError = 0, and lastRefill = the request time, or the same aligned period start).
  * With initialTokens < capacity it never is: a full bucket admits more than a new key. Such a state expires
  * when full all the same (no state outlives what it describes) and the key comes back with initialTokens, as
- * Bucket4j's distributed expiration does: stricter than keeping it, never more permissive.
+ * Bucket4j's distributed expiration does: stricter than keeping it, never more permissive. The transition
+ * itself treats a state at or past expiresAt as no state, so the key comes back with initialTokens whether or
+ * not the store has dropped it yet (a store keeps a rule's states while any of its limits needs them).
  *
  * Migration (TokenBucket Javadoc, Bucket4j TokensInheritanceStrategy.AS_IS): the state is first refilled up to
  * now under the previous parameters (Bucket4j refills before replaceConfiguration), then tokens are capped at
@@ -172,9 +174,14 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
         return new State(tokens, lastRefill, roundingError);
     }
 
-    /** The state refilled up to now; a now before lastRefill means no time passed. */
+    /**
+     * The state refilled up to now; a now before lastRefill means no time passed. A state at or past its expiry
+     * is a fresh key, as a store that dropped it would have: the same bucket when initialTokens == capacity, the
+     * stricter initialTokens otherwise. Deciding so here, not only in the store, keeps a limit from depending
+     * on whether another limit of its rule kept the key's entry alive.
+     */
     private State refilled(State state, long now) {
-        State s = state == null ? fresh(now) : state;
+        State s = state == null || now >= expiresAt(state) ? fresh(now) : state;
         return refill(s, Math.max(now, s.lastRefill()));
     }
 

@@ -189,12 +189,18 @@ public final class MemoryStore implements Store {
         return fresh;
     }
 
+    /**
+     * The states to decide with. An expired entry of the current rule decides as no state but stays as it is,
+     * for a clock that steps back. Under a changed rule each limit is migrated or dropped on its own, expired
+     * or not (CompiledRule.migrateFrom), so the rewritten entry keeps the states of unchanged limits, as the
+     * Redis store keeps their keys.
+     */
     private static Object[] statesFor(Entry entry, CompiledRule compiled, long now) {
-        if (entry == null || now >= entry.expiresAt()) {
+        if (entry == null) {
             return new Object[compiled.size()];
         }
         if (entry.rule() == compiled) {
-            return entry.states();
+            return now >= entry.expiresAt() ? new Object[compiled.size()] : entry.states();
         }
         return compiled.migrateFrom(entry.rule(), entry.states(), now);
     }

@@ -121,6 +121,11 @@ class TokenBucketAlgorithmTest {
         // the key comes back with 2 tokens, stricter than the 10 it had
         assertThat(tb.expiresAt(run.state)).isEqualTo(10 * SECOND);
         assertThat(tb.step(null, 10 * SECOND, 3, 0).allowed()).isFalse();
+        // ... also while a store still holds the state (another limit of the rule keeps the key alive)
+        assertThat(tb.step(run.state, 10 * SECOND - 1, 3, 0).allowed()).isTrue();
+        Step<State> expired = tb.step(run.state, 10 * SECOND, 3, 0);
+        assertThat(BucketRun.decision(expired)).isEqualTo(BucketRun.decision(tb.step(null, 10 * SECOND, 3, 0)));
+        assertThat(tb.grantable(run.state, 11 * SECOND, 10)).isEqualTo(2);
     }
 
     // ---- expiry ----

@@ -5,11 +5,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sluice.Decision;
 import io.sluice.FixedWindow;
+import io.sluice.Gcra;
+import io.sluice.LeakyBucket;
 import io.sluice.RateLimiter;
 import io.sluice.RefreshPeriod;
 import io.sluice.Rule;
 import io.sluice.SmoothBursty;
 import io.sluice.Store;
+import io.sluice.TokenBucket;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -24,6 +27,57 @@ class MemoryStoreTest {
 
     private RateLimiter limiter(MemoryStore store, long limit, Duration window) {
         return RateLimiter.builder(Rule.of("r", FixedWindow.of(limit, window))).store(store).build();
+    }
+
+    @Test
+    void aLimitStateExpiredUnderItsOldParametersIsDroppedNotMigrated() {
+        MemoryStore store = store(1_000_000);
+        // The day-long window keeps the key's entry alive while the bucket's own state expires.
+        FixedWindow daily = FixedWindow.of(100, Duration.ofDays(1)).named("daily");
+        RateLimiter limiter = RateLimiter.builder(Rule.of("r", daily, TokenBucket.of(1, 1, Duration.ofSeconds(1))))
+                .store(store).build();
+        assertThat(limiter.tryAcquire("k").allowed()).isTrue();
+        now.addAndGet(2_000_000); // the bucket is full again: its state expired
+        limiter.updateLimit(TokenBucket.of(5, 1, Duration.ofSeconds(1)));
+        // Migrated, the expired state would keep its single token (capped, AS_IS); dropped, the key is new.
+        assertThat(limiter.peek("k", 0).remaining()).isEqualTo(5);
+
+        RateLimiter leaky = RateLimiter.builder(Rule.of("l", daily, LeakyBucket.of(10, Duration.ofSeconds(1))))
+                .store(store).build();
+        assertThat(leaky.tryAcquire("k").allowed()).isTrue();
+        now.addAndGet(150_000); // drained at 10/s (expired after 100 ms), not yet at 1/s
+        leaky.updateLimit(LeakyBucket.of(1, Duration.ofSeconds(1)));
+        assertThat(leaky.tryAcquire("k").allowed()).isTrue();
+    }
+
+    @Test
+    void aMigratedStateAlreadyExpiredUnderItsNewParametersIsDroppedToo() {
+        MemoryStore store = store(1_000_000);
+        FixedWindow daily = FixedWindow.of(100, Duration.ofDays(1)).named("daily");
+        TokenBucket hourly = new TokenBucket("bucket", 10, 1, Duration.ofHours(1), TokenBucket.Refill.GREEDY, 10);
+        RateLimiter limiter = RateLimiter.builder(Rule.of("r", daily, hourly)).store(store).build();
+        assertThat(limiter.tryAcquire("k", 2).allowed()).isTrue(); // 8 tokens, full again in 2 hours
+        now.addAndGet(1_000);
+        // Capped at 5 the bucket is full, refilled now: already expired, so dropped, not kept by the peek.
+        limiter.updateLimit(hourly.withCapacity(5).named("bucket"));
+        assertThat(limiter.peek("k", 0).remaining()).isEqualTo(5);
+        now.addAndGet(-500); // the clock steps back: a new key's bucket refills from now, not from 500 µs ahead
+        assertThat(limiter.tryAcquire("k", 5).allowed()).isTrue();
+        assertThat(limiter.peek("k", 1).retryAfterMicros()).isEqualTo(3_600_000_000L);
+    }
+
+    @Test
+    void aRuleChangeOnAnExpiredKeyKeepsTheUnchangedLimitsStatesForAClockThatStepsBack() {
+        MemoryStore store = store(1_000_000);
+        Gcra perSecond = Gcra.of(1, Duration.ofSeconds(1));
+        RateLimiter limiter = RateLimiter.builder(Rule.of("r", perSecond, FixedWindow.of(5, Duration.ofSeconds(1))))
+                .store(store).build();
+        assertThat(limiter.tryAcquire("k").allowed()).isTrue(); // TAT and window end: 1 s from now
+        now.addAndGet(1_000_000); // the whole key has expired
+        limiter.updateLimit(FixedWindow.of(6, Duration.ofSeconds(1)));
+        assertThat(limiter.peek("k", 0).remaining()).isEqualTo(1); // rewrites the entry under the new rule
+        now.addAndGet(-1); // the clock steps back before the TAT, which the gcra limit did not forget
+        assertThat(limiter.tryAcquire("k").allowed()).isFalse();
     }
 
     @Test

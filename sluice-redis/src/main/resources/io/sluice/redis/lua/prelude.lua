@@ -139,9 +139,10 @@ local function limbs(a)
 end
 
 --- floor(a * b / c) and whether it has a remainder, for integers a, b in [0, 2^53] and c in [1, 2^52].
---- The quotient is exact when below 2^53. Above it no double is exact: the result is then at least 2^53
---- (math.huge from 2^63, where Java saturates at Long.MAX_VALUE), so it still compares right against any bound
---- up to 2^53 -- which is all an algorithm may compare it with. Products below 2^53 take the fast path.
+--- The quotient is exact up to 2^53. Above it a double may not hold it: the result is then above 2^53 too
+--- (math.huge from 2^63, where Java saturates at Long.MAX_VALUE), never 2^53 itself, so it still compares right
+--- against any bound up to 2^53, with < and <= alike -- which is all an algorithm may compare it with.
+--- Products below 2^53 take the fast path.
 local function mul_div(a, b, c)
   local p = a * b
   if p < TWO_53 then
@@ -163,7 +164,7 @@ local function mul_div(a, b, c)
     digits[k + 1] = digits[k + 1] + (digits[k] - d) / 16777216
     digits[k] = d
   end
-  local q, r = 0, 0
+  local q, r, rounded = 0, 0, false
   for k = 6, 1, -1 do
     local d = digits[k]
     for bitv = 23, 0, -1 do
@@ -177,9 +178,15 @@ local function mul_div(a, b, c)
       q = 2 * q
       if r >= c then
         r = r - c
+        -- From 2^53 on, q + 1 may round (to even: 2^53 + 1 becomes 2^53).
+        rounded = rounded or q >= TWO_53
         q = q + 1
       end
     end
+  end
+  if rounded then
+    -- The true quotient is above 2^53: keep the result above it too (2^53 + 1 must not compare as 2^53).
+    q = math.max(q, TWO_53 + 2)
   end
   if q >= TWO_63 then
     q = math.huge
@@ -197,7 +204,12 @@ end
 function sluice.mul_div_ceil(a, b, c)
   local q, rest = mul_div(a, b, c)
   if rest then
-    q = q + 1
+    if q >= TWO_53 then
+      -- q + 1 may round back to q: keep a ceiling of 2^53 + 1 or more above 2^53 (see mul_div).
+      q = math.max(q + 1, TWO_53 + 2)
+    else
+      q = q + 1
+    end
   end
   return q
 end
@@ -461,8 +473,11 @@ end
 --- manual clock, a replay's virtual clock). Decisions never depend on it while a key outlives its state:
 --- rule.lua drops a state at expiresAt by the client's clock whatever the key's TTL.
 function sluice.expire(key, expiresAt, now, client_time, slack_ms)
-  if expiresAt == math.huge then
-    error("sluice: a state must expire (expiresAt returned math.huge) for key " .. key)
+  if expiresAt > TWO_53 then
+    -- No clock reading passes MAX_TIME (2^53), so a state that expires later, or never (math.huge, Java's
+    -- Long.MAX_VALUE: a token bucket refilling 10^12 tokens at one a day) lives until then: the key still
+    -- gets a TTL, no longer than any decision can need it.
+    expiresAt = TWO_53
   end
   if client_time then
     local ms = sluice.ceil_div(expiresAt - now, 1000) + slack_ms

@@ -47,7 +47,11 @@ class PreludeIT {
         List<long[]> vectors = new ArrayList<>(List.of(
                 new long[] {TWO_53, TWO_53, 1}, new long[] {TWO_53, TWO_53, TWO_52}, new long[] {0, TWO_53, 7},
                 new long[] {1_000_000_000_000L, 31_622_400_000_000L, 31_622_400_000_000L},
-                new long[] {TWO_53 - 1, TWO_53 - 3, TWO_52 - 5}, new long[] {3, 5, 7}));
+                new long[] {TWO_53 - 1, TWO_53 - 3, TWO_52 - 5}, new long[] {3, 5, 7},
+                // quotients at 2^53 and just above it, where q + 1 rounds back to an even double
+                new long[] {TWO_53, 1, 1}, new long[] {3, 3_002_399_751_580_331L, 1},
+                new long[] {6, 3_002_399_751_580_331L, 2}, new long[] {5, 3_602_879_701_896_397L, 2},
+                new long[] {TWO_53, 3, 3}, new long[] {TWO_53, 7, 7}, new long[] {TWO_53 - 1, 5, 3}));
         for (int i = 0; i < 3000; i++) {
             vectors.add(new long[] {anyUpTo(TWO_53), anyUpTo(TWO_53), 1 + anyUpTo(TWO_52 - 1)});
         }
@@ -73,14 +77,15 @@ class PreludeIT {
         }
     }
 
+    /** Exact up to 2^53; above it, above 2^53 too (so it compares right with every bound up to 2^53) and close. */
     private static void check(String what, long[] v, long java, long lua) {
         String as = what + "(" + v[0] + " * " + v[1] + " / " + v[2] + ")";
-        if (java < TWO_53) {
+        if (java <= TWO_53) {
             assertThat(lua).as(as).isEqualTo(java);
         } else if (java == Long.MAX_VALUE) {
             assertThat(lua).as(as).isEqualTo(Long.MAX_VALUE);
         } else {
-            assertThat(lua).as(as).isGreaterThanOrEqualTo(TWO_53);
+            assertThat(lua).as(as).isGreaterThan(TWO_53);
             assertThat((double) lua).as(as).isCloseTo((double) java, within(Math.abs(java) * 0x1p-49));
         }
     }

@@ -1,0 +1,257 @@
+-- algorithms/token_bucket.lua: line-by-line port of io.sluice.internal.algorithm.TokenBucketAlgorithm.
+-- The model (Bucket4j's bandwidth), the invariants and the worked example are in the Java class's essay; this
+-- file only ports it. Module shape: docs/redis-script-protocol.md.
+--
+-- Parameters (TokenBucket's record components after the name): capacity, refillTokens, refillPeriod (micros),
+-- refill ("greedy" | "interval" | "interval_aligned"), initialTokens.
+-- State (TokenBucketAlgorithm.State): tokens (negative after reservations), lastRefill, roundingError.
+--
+-- Numbers. The Java keeps every intermediate within 2^53 in magnitude (capacity - tokens <= 2^53, a*b <= 2^53,
+-- the greedy refill split into whole b-periods and a rest), with three exceptions, each written here as a
+-- comparison of exact differences instead of a rounded sum:
+--   - q*b + restMicros in greedyMicros (up to 2^53 + b);
+--   - capacity - (tokens - permits) in step's deficit bound (up to 2^53 + capacity);
+--   - added in refillGreedy (up to missing + a), only ever compared with missing: a sum at or above missing
+--     rounds to at least missing, and one below it is below 2^53, so exact.
+-- Java's integer division and remainder meet only non-negative operands here: S.floor_div and % are exact.
+do
+  local S = sluice
+
+  -- Arith.MAX_TIME; also TokenBucketAlgorithm.MAX_DEFICIT, the most tokens the bucket may be below full.
+  local MAX_TIME = 9007199254740992
+  local MAX_DEFICIT = MAX_TIME
+  local NEVER = S.FOREVER
+
+  local M = {}
+
+  M.fields = { { "tokens", "int" }, { "lastRefill", "int" }, { "roundingError", "int" } }
+
+  local function gcd(x, y)
+    while y ~= 0 do
+      x, y = y, x % y
+    end
+    return x
+  end
+
+  -- The constructor: the reduced refill rate a/b (a tokens per b micros).
+  function M.parse(w)
+    local p = {
+      capacity = S.arg_int(w[1]),
+      refillTokens = S.arg_int(w[2]),
+      period = S.arg_int(w[3]),
+      style = w[4],
+      initialTokens = S.arg_int(w[5]),
+    }
+    if p.style ~= "greedy" and p.style ~= "interval" and p.style ~= "interval_aligned" then
+      error("sluice: token_bucket refill must be greedy, interval or interval_aligned, got '" .. tostring(w[4]) .. "'")
+    end
+    local g = gcd(p.refillTokens, p.period)
+    p.a = p.refillTokens / g
+    p.b = p.period / g
+    return p
+  end
+
+  local function state(tokens, lastRefill, roundingError)
+    return { tokens = tokens, lastRefill = lastRefill, roundingError = roundingError }
+  end
+
+  -- A full bucket; INTERVAL forgets its phase (see the essay), INTERVAL_ALIGNED keeps the epoch grid.
+  local function full(at, periodStart, p)
+    if p.style == "interval_aligned" then
+      return state(p.capacity, periodStart, 0)
+    end
+    return state(p.capacity, at, 0)
+  end
+
+  local function refillGreedy(s, at, elapsed, missing, p)
+    local wholePeriods = S.floor_div(elapsed, p.b)
+    if wholePeriods >= S.ceil_div(missing, p.a) then
+      return full(at, at, p)
+    end
+    local fromRest = p.a * (elapsed % p.b)                       -- < a*b <= 2^53
+    local carried = fromRest % p.b + s.roundingError             -- < 2b
+    -- wholePeriods*a < missing; the sum passes 2^53 only when it passes missing (see the header).
+    local added = wholePeriods * p.a + S.floor_div(fromRest, p.b) + S.floor_div(carried, p.b)
+    if added >= missing then
+      return full(at, at, p)
+    end
+    return state(s.tokens + added, at, carried % p.b)
+  end
+
+  local function refillInterval(s, at, elapsed, missing, p)
+    local periods = S.floor_div(elapsed, p.period)
+    local periodStart = s.lastRefill + periods * p.period
+    if periods >= S.ceil_div(missing, p.refillTokens) then
+      return full(at, periodStart, p)
+    end
+    return state(s.tokens + periods * p.refillTokens, periodStart, 0)
+  end
+
+  -- Bucket4j's refill up to at >= s.lastRefill.
+  local function refill(s, at, p)
+    local elapsed = at - s.lastRefill
+    local missing = p.capacity - s.tokens
+    if missing <= 0 then
+      return full(at, s.lastRefill + S.floor_div(elapsed, p.period) * p.period, p)
+    end
+    if p.style == "greedy" then
+      return refillGreedy(s, at, elapsed, missing, p)
+    end
+    return refillInterval(s, at, elapsed, missing, p)
+  end
+
+  local function fresh(now, p)
+    local lastRefill = now
+    if p.style == "interval_aligned" then
+      lastRefill = now - now % p.period
+    end
+    return state(p.initialTokens, lastRefill, 0)
+  end
+
+
+  -- Smallest w with a*w + roundingError >= deficit*b, computed with products below 2^53; or NEVER.
+  local function greedyMicros(deficit, roundingError, p)
+    local q = S.floor_div(deficit, p.a)
+    if q > S.floor_div(MAX_TIME, p.b) then
+      return NEVER
+    end
+    local rest = (deficit % p.a) * p.b - roundingError           -- in (-b, a*b)
+    local restMicros
+    if rest >= 0 then
+      restMicros = S.ceil_div(rest, p.a)
+    else
+      restMicros = -S.floor_div(-rest, p.a)
+    end
+    -- q*b <= 2^53 but q*b + restMicros may pass it by up to b and round. Beyond MAX_TIME, readyAt answers
+    -- NEVER whatever lastRefill (>= 0) is, so answer it here, comparing exact differences.
+    if q * p.b - MAX_TIME > -restMicros then
+      return NEVER
+    end
+    return q * p.b + restMicros
+  end
+
+  -- From the start of the current period: ceil(deficit / R) period ends; or NEVER.
+  local function intervalMicros(deficit, p)
+    local periods = S.ceil_div(deficit, p.refillTokens)
+    if periods > S.floor_div(MAX_TIME, p.period) then
+      return NEVER
+    end
+    return periods * p.period
+  end
+
+  -- When the refilled bucket s holds target tokens, or NEVER past MAX_TIME.
+  local function readyAt(s, target, p)
+    local deficit = target - s.tokens
+    if deficit <= 0 then
+      return s.lastRefill
+    end
+    if target > p.capacity then
+      return NEVER
+    end
+    local micros
+    if p.style == "greedy" then
+      micros = greedyMicros(deficit, s.roundingError, p)
+    else
+      micros = intervalMicros(deficit, p)
+    end
+    if micros == NEVER or micros > MAX_TIME - s.lastRefill then
+      return NEVER
+    end
+    return s.lastRefill + micros
+  end
+
+  -- When s is full again: lastRefill if it is full.
+  local function fullAt(s, p)
+    return readyAt(s, p.capacity, p)
+  end
+
+  -- at - now, at least 0; NEVER for NEVER or longer than MAX_TIME.
+  local function duration(at, now)
+    if at == NEVER then
+      return NEVER
+    end
+    local d = math.max(0, at - now)
+    if d > MAX_TIME then
+      return NEVER
+    end
+    return d
+  end
+
+  local function resetAfter(s, now, p)
+    if s.tokens >= p.capacity then
+      return 0
+    end
+    return duration(fullAt(s, p), now)
+  end
+
+  -- With initialTokens < capacity a full bucket admits more than a fresh key; it is dropped all the same
+  -- and comes back with initialTokens: stricter, never more permissive. NEVER (math.huge) when the bucket
+  -- is full only after MAX_TIME; sluice.expire then keeps the key until MAX_TIME.
+  function M.expiresAt(st, p)
+    local fullTime = fullAt(st, p)
+    if fullTime > MAX_TIME then
+      return NEVER
+    end
+    return fullTime
+  end
+
+  -- The state refilled up to now; a now before lastRefill means no time passed. A state at or past its
+  -- expiry is a fresh key, as a store that dropped it would have (rule.lua already drops it; the Java store
+  -- may keep it while another limit of the rule needs the key).
+  local function refilled(st, now, p)
+    local s = st
+    if s == nil or now >= M.expiresAt(st, p) then
+      s = fresh(now, p)
+    end
+    return refill(s, math.max(now, s.lastRefill), p)
+  end
+
+  function M.step(st, now, permits, maxWaitMicros, p)
+    local s = refilled(st, now, p)
+    if permits == 0 then
+      return S.allow(0, math.max(0, s.tokens), resetAfter(s, now, p), st, st)
+    end
+    if permits <= s.tokens then
+      local after = state(s.tokens - permits, s.lastRefill, s.roundingError)
+      return S.allow(0, after.tokens, resetAfter(after, now, p), after, st)
+    end
+    local wait = duration(readyAt(s, permits, p), now)
+    -- Java: capacity - (tokens - permits) <= MAX_DEFICIT; that sum reaches 2^53 + capacity, so compare the
+    -- exact tokens - permits (>= -2^53, permits <= capacity) with the exact capacity - MAX_DEFICIT instead.
+    local reservable = maxWaitMicros > 0 and wait ~= NEVER and wait <= maxWaitMicros
+        and s.tokens - permits >= p.capacity - MAX_DEFICIT
+    if reservable then
+      local after = state(s.tokens - permits, s.lastRefill, s.roundingError)
+      return S.allow(wait, 0, resetAfter(after, now, p), after, st)
+    end
+    return S.reject(math.max(0, s.tokens), wait, resetAfter(s, now, p), st)
+  end
+
+  function M.grantable(st, now, permits, p)
+    return math.max(0, math.min(permits, refilled(st, now, p).tokens))
+  end
+
+  -- Refill up to now under the previous parameters, cap at the new capacity (Bucket4j AS_IS), keep the
+  -- greedy partial token only when the reduced rate stays the same; joining INTERVAL_ALIGNED snaps to the grid.
+  function M.migrate(st, previous, now, p)
+    if st == nil then
+      return nil
+    end
+    local old = previous
+    local at = math.max(now, st.lastRefill)
+    local s = refill(st, at, old)
+    local tokens = math.max(math.min(s.tokens, p.capacity), p.capacity - MAX_DEFICIT)
+    local sameGreedyRate = p.style == "greedy" and old.style == "greedy" and p.a == old.a and p.b == old.b
+    local roundingError = 0
+    if sameGreedyRate and tokens < p.capacity then
+      roundingError = s.roundingError
+    end
+    local lastRefill = s.lastRefill
+    if p.style == "interval_aligned" and (old.style ~= "interval_aligned" or old.period ~= p.period) then
+      lastRefill = at - at % p.period
+    end
+    return state(tokens, lastRefill, roundingError)
+  end
+
+  ALG["token_bucket"] = M
+end
