@@ -3,11 +3,16 @@ package io.sluice.cli;
 import io.sluice.server.ServeCommand;
 import java.io.PrintStream;
 import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.ServiceLoader;
 
 /**
  * The {@code sluice} command: {@code sluice [demo]} runs the bundled demo on the in-memory store;
  * {@code sluice replay} replays a trace against rule files; {@code sluice serve} runs the rate-limit service
- * (module sluice-server). Further subcommands ({@code bench}) are added by their modules as they land.
+ * (module sluice-server). Subcommands from modules the launcher does not depend on ({@code bench}) are
+ * {@link Subcommand}s found on the class path.
  */
 public final class Main {
 
@@ -34,6 +39,11 @@ public final class Main {
                 usage(out);
                 return 0;
             default:
+                Optional<Subcommand> plugged = pluggedIn().stream()
+                        .filter(s -> s.name().equals(command)).findFirst();
+                if (plugged.isPresent()) {
+                    return plugged.get().run(List.of(rest), out, err);
+                }
                 err.println("sluice: unknown command '" + command + "'");
                 usage(err);
                 return 2;
@@ -47,6 +57,15 @@ public final class Main {
         out.println("  demo    every algorithm decides the same burst of requests on the in-memory store (default)");
         out.println("  replay  replays a trace of requests against rule files: decisions, summary, chart");
         out.println("  serve   the rate-limit service: HTTP/JSON checks and Envoy's gRPC rate-limit protocol");
+        for (Subcommand s : pluggedIn()) {
+            out.printf("  %-7s %s%n", s.name(), s.summary());
+        }
         out.println("  help    this text");
+    }
+
+    /** The {@link Subcommand}s on the class path, by name. */
+    static List<Subcommand> pluggedIn() {
+        return ServiceLoader.load(Subcommand.class).stream().map(ServiceLoader.Provider::get)
+                .sorted(Comparator.comparing(Subcommand::name)).toList();
     }
 }

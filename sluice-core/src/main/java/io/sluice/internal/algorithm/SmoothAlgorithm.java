@@ -241,7 +241,7 @@ abstract class SmoothAlgorithm implements Algorithm<SmoothAlgorithm.State> {
             return ticket;
         }
         if (stored > maxPermits) { // a few ulps above after a rescale: one idle microsecond clamps it
-            return ticket + 1;
+            return afterTicket(ticket, 1);
         }
         double estimate = (maxPermits - stored) * coolDownIntervalMicros();
         if (!(estimate <= Arith.MAX_TIME)) { // also NaN and infinity
@@ -254,7 +254,15 @@ abstract class SmoothAlgorithm implements Algorithm<SmoothAlgorithm.State> {
         while (!fillsAfter(stored, idle)) {
             idle++;
         }
-        return ticket + idle;
+        return afterTicket(ticket, idle);
+    }
+
+    /**
+     * {@code ticket + idle}, or "never" when that is past the end of the clock: no clock reading reaches it, and
+     * a Lua double could not hold it exactly (2^53 + 1 rounds down), so memory and Redis report the same.
+     */
+    private static long afterTicket(long ticket, long idle) {
+        return idle > Arith.MAX_TIME - ticket ? Arith.NEVER : ticket + idle;
     }
 
     /** Whether resync after {@code idleMicros} (>= 1) reaches maxPermits: resync's own expression. */

@@ -97,6 +97,15 @@ do
     -- ticket and the idle time after it (Java returns their sum): the sum can pass 2^53 when the ticket
     -- saturated at MAX_TIME, and the two callers need differences that stay exact. NEVER alone when the key
     -- never fills within the clock domain.
+    -- ticket + idle, or NEVER past the end of the clock (SmoothAlgorithm.afterTicket): compared as a difference
+    -- because the sum is not exact above 2^53.
+    local function afterTicket(ticket, idle)
+      if idle > MAX_TIME - ticket then
+        return NEVER
+      end
+      return ticket, idle
+    end
+
     local function fullAt(s, p)
       local stored = s.storedPermits
       local ticket = s.nextFreeTicketMicros
@@ -104,7 +113,7 @@ do
         return ticket, 0
       end
       if stored > p.maxPermits then -- a few ulps above after a rescale: one idle microsecond clamps it
-        return ticket, 1
+        return afterTicket(ticket, 1)
       end
       local estimate = (p.maxPermits - stored) * C.coolDownIntervalMicros(p)
       if not (estimate <= MAX_TIME) then -- also NaN and infinity
@@ -117,7 +126,7 @@ do
       while not fillsAfter(stored, idle, p) do
         idle = idle + 1
       end
-      return ticket, idle
+      return afterTicket(ticket, idle)
     end
 
     -- Saved permits usable at now, or 0 while the ticket is in the future.

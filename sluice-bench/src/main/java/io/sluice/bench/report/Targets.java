@@ -1,0 +1,168 @@
+package io.sluice.bench.report;
+
+import io.sluice.bench.Measurement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * The issue's targets, checked against one run. A target whose rows are missing (a suite not run, an
+ * algorithm without a Redis script yet) is listed as not measured rather than dropped. Ratios are of
+ * decisions per second (higher is better) or of bytes, always between rows of the same run. Where a target
+ * covers several cases (sync and async, one key and many), every case is shown and all must meet it.
+ */
+final class Targets {
+
+    /** One target: what it asks, what was measured, whether it is met (null: not measured). */
+    record Check(String target, String measured, Boolean met) {}
+
+    /** "Scales to 2 threads on distinct keys", read as: two threads decide at least this much more. */
+    static final double SCALING = 1.5;
+
+    private static final List<String> FAST_ALGORITHMS = List.of("token_bucket", "gcra");
+    private static final List<String> O1_ALGORITHMS = List.of("token_bucket", "gcra", "fixed_window",
+            "sliding_window", "smooth_bursty", "leaky_bucket", "smooth_warming_up", "refresh_period");
+
+    private final Rows rows;
+    private final List<Check> checks = new ArrayList<>();
+
+    private Targets(Rows rows) {
+        this.rows = rows;
+    }
+
+    static List<Check> evaluate(Rows rows) {
+        Targets t = new Targets(rows);
+        t.redis();
+        t.local();
+        t.memory();
+        return t.checks;
+    }
+
+    /** Cases of one target; measured as "case ratio, case ratio", met when every case is. */
+    private final class Cases {
+        private final List<String> parts = new ArrayList<>();
+        private boolean allMeasured = true;
+        private boolean allMet = true;
+
+        void add(String label, Double value, boolean met, String formatted) {
+            if (value == null || value.isNaN()) {
+                allMeasured = false;
+                parts.add(label + ": " + Format.NONE);
+                return;
+            }
+            allMet &= met;
+            parts.add(label + ": " + formatted);
+        }
+
+        void check(String target) {
+            checks.add(new Check(target, String.join(", ", parts), allMeasured ? allMet : null));
+        }
+    }
+
+    private void redis() {
+        for (String algorithm : FAST_ALGORITHMS) {
+            redisRatio("Redis, hot key, 64 in flight: Sluice " + algorithm + " ≥ 20× Bucket4j (CAS proxy)",
+                    algorithm, "bucket4j", 1, 20.0);
+            redisRatio("Redis, hot key, 64 in flight: Sluice " + algorithm + " ≥ 2× Redisson", algorithm, "redisson",
+                    1, 2.0);
+            redisRatio("Redis, hot key, 64 in flight: Sluice " + algorithm + " ≥ 0.9× bare Lua", algorithm, "bare-lua",
+                    1, 0.9);
+        }
+        int many = manyKeys();
+        for (String algorithm : FAST_ALGORITHMS) {
+            redisRatio(String.format(Locale.ROOT, "Redis, %,d keys, 64 in flight: Sluice %s ≥ 1.5× Bucket4j", many,
+                    algorithm), algorithm, "bucket4j", many, 1.5);
+            redisRatio(String.format(Locale.ROOT, "Redis, %,d keys, 64 in flight: Sluice %s ≥ 2× Redisson", many,
+                    algorithm), algorithm, "redisson", many, 2.0);
+        }
+        for (String algorithm : FAST_ALGORITHMS) {
+            Cases cases = new Cases();
+            for (String mode : List.of("async", "sync")) {
+                Double cpu = rows.find("redis", "sluice", algorithm, mode, 1, null, 64, "plain")
+                        .map(Measurement::redisCpuUsPerDecision).orElse(null);
+                cases.add(mode, cpu, cpu != null && cpu <= 8.0, Format.decimal(cpu, 1) + " µs");
+            }
+            Double alone = rows.find("redis", "sluice", algorithm, "redis-benchmark", 1, null, null, "redis-benchmark")
+                    .map(Measurement::redisCpuUsPerDecision).orElse(null);
+            cases.add("script alone (redis-benchmark)", alone, alone != null && alone <= 8.0,
+                    Format.decimal(alone, 1) + " µs");
+            cases.check("Redis CPU per decision ≤ 8 µs: Sluice " + algorithm + " (hot key, 64 in flight)");
+        }
+    }
+
+    private void redisRatio(String target, String algorithm, String peer, int keys, double atLeast) {
+        Cases cases = new Cases();
+        for (String mode : List.of("async", "sync")) {
+            Double ratio = ratio("redis", algorithm, peer, mode, keys, null, 64);
+            cases.add(mode, ratio, ratio != null && ratio >= atLeast, Format.ratio(ratio));
+        }
+        cases.check(target);
+    }
+
+    private int manyKeys() {
+        return rows.where(m -> "redis".equals(m.suite()) && m.keys() != null && m.keys() > 1).stream()
+                .map(Measurement::keys).findFirst().orElse(10_000);
+    }
+
+    private void local() {
+        for (String algorithm : FAST_ALGORITHMS) {
+            for (String peer : List.of("bucket4j", "guava")) {
+                boolean strict = peer.equals("guava");   // "faster than Guava", "no slower than Bucket4j"
+                Cases cases = new Cases();
+                for (String mode : List.of("always_granted", "mostly_rejected")) {
+                    for (int keys : List.of(1, 10_000)) {
+                        Double ratio = ratio("local", algorithm, peer, mode, keys, 1, null);
+                        cases.add(mode.replace('_', ' ') + String.format(Locale.ROOT, ", %,d %s", keys,
+                                keys == 1 ? "key" : "keys"), ratio,
+                                ratio != null && (strict ? ratio > 1.0 : ratio >= 1.0), Format.ratio(ratio));
+                    }
+                }
+                cases.check("Local, 1 thread: Sluice " + algorithm + (strict ? " faster than Guava (> 1×)"
+                        : " no slower than Bucket4j lock-free (≥ 1×)"));
+            }
+        }
+        for (String algorithm : FAST_ALGORITHMS) {
+            Cases cases = new Cases();
+            for (String mode : List.of("always_granted", "mostly_rejected")) {
+                Optional<Measurement> one = rows.find("local", "sluice", algorithm, mode, 10_000, 1, null, null);
+                Optional<Measurement> two = rows.find("local", "sluice", algorithm, mode, 10_000, 2, null, null);
+                Double ratio = one.isPresent() && two.isPresent()
+                        ? two.get().decisionsPerS() / one.get().decisionsPerS() : null;
+                cases.add(mode.replace('_', ' '), ratio, ratio != null && ratio >= SCALING, Format.ratio(ratio));
+            }
+            cases.check("Local, 10,000 keys: Sluice " + algorithm + " on 2 threads (distinct keys) ≥ " + SCALING
+                    + "× 1 thread");
+        }
+    }
+
+    private void memory() {
+        Cases perKey = new Cases();
+        for (String algorithm : O1_ALGORITHMS) {
+            Double bytes = rows.find("memory", "sluice", algorithm, "one_request_per_key", null, null, null, null)
+                    .map(Measurement::bytesPerKey).orElse(null);
+            perKey.add(algorithm, bytes, bytes != null && bytes <= 100, Format.decimal(bytes, 0));
+        }
+        perKey.check("Memory: ≤ 100 bytes per key (MEMORY USAGE) for Sluice's O(1) algorithms");
+        Optional<Measurement> log = rows.find("memory", "sluice", "sliding_log", "log_1h_10rps", null, null, null, null);
+        Optional<Measurement> rolling = rows.find("memory", "sluice", "rolling_window", "log_1h_10rps", null, null, null,
+                null);
+        Double ratio = log.isPresent() && rolling.isPresent()
+                ? log.get().bytesPerKey() / rolling.get().bytesPerKey() : null;
+        Cases hour = new Cases();
+        hour.add("sliding_log ÷ rolling_window", ratio, ratio != null && ratio >= 100, Format.ratio(ratio));
+        hour.check("Memory, 1 h at 10 requests/s: rolling window ≥ 100× smaller than the sliding log");
+    }
+
+    /** Sluice's {@code algorithm} over {@code peer} in decisions per second, same suite, mode, keys and load. */
+    private Double ratio(String suite, String algorithm, String peer, String mode, int keys, Integer threads,
+                         Integer inFlight) {
+        String variant = suite.equals("redis") ? "plain" : null;
+        Optional<Measurement> sluice = rows.find(suite, "sluice", algorithm, mode, keys, threads, inFlight, variant);
+        Optional<Measurement> other = rows.find(suite, peer, null, mode, keys, threads, inFlight, null);
+        if (sluice.isEmpty() || other.isEmpty()) {
+            return null;
+        }
+        return sluice.get().decisionsPerS() / other.get().decisionsPerS();
+    }
+}

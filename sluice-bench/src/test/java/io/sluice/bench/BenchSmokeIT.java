@@ -1,0 +1,122 @@
+package io.sluice.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sluice.bench.redis.LocalRedis;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A tiny configuration of every suite runs and writes a bench-results.json that parses and carries every
+ * field of the schema, and the report with its charts. It checks shape and meaning (an always-granted row
+ * admitted everything), never speed: timings on a shared machine prove nothing.
+ */
+class BenchSmokeIT {
+
+    /** Every field of a measurement, in the order of the schema (sluice-bench/README.md). */
+    static final List<String> FIELDS = List.of("suite", "system", "variant", "mode", "algorithm", "config", "keys",
+            "threads", "in_flight", "decisions_per_s", "p50_us", "p99_us", "ns_per_op", "ns_per_op_error",
+            "alloc_bytes_per_op", "admitted_fraction", "redis_cpu_us_per_decision", "redis_cmds_per_decision",
+            "redis_commands_per_decision", "bytes_per_key", "used_memory_bytes_per_key", "over_admitted", "runs",
+            "note");
+
+    private static final Profile TINY = new Profile("smoke-test", 0, 1, 100, 2, 100, List.of(1),
+            List.of("token_bucket"), List.of(1), List.of("bucket4j"), 50, List.of(4), List.of("token_bucket"),
+            List.of("bare-lua"), 100, 2, 150, 2_000, 50, 0, 1_000);
+
+    @Test
+    void aTinyRunWritesValidResultsAndTheReport(@TempDir Path dir) throws Exception {
+        Path out = dir.resolve("bench-results.json");
+        Path docs = dir.resolve("docs");
+        BenchOptions options = BenchOptions.parse(List.of("--out", out.toString(), "--docs", docs.toString()));
+        ByteArrayOutputStream console = new ByteArrayOutputStream();
+        ByteArrayOutputStream errors = new ByteArrayOutputStream();
+
+        int exit = new BenchRun(options, TINY, new PrintStream(console, true, StandardCharsets.UTF_8),
+                new PrintStream(errors, true, StandardCharsets.UTF_8), dir.resolve("logs")).execute();
+
+        assertThat(exit).as(errors.toString(StandardCharsets.UTF_8)).isZero();
+        JsonNode root = new ObjectMapper().readTree(out.toFile());
+        assertThat(root.get("schema").asInt()).isEqualTo(BenchResults.SCHEMA);
+        assertThat(root.get("profile").asText()).isEqualTo("smoke-test");
+        assertThat(root.get("machine").get("nproc").asInt()).isPositive();
+        assertThat(root.get("versions").get("bucket4j").asText()).matches("8\\..+");
+        assertThat(fieldNames(root.get("versions"))).contains("sluice", "guava", "bucket4j", "resilience4j",
+                "redisson", "lettuce", "jmh");
+
+        List<JsonNode> measurements = new ArrayList<>();
+        root.get("measurements").forEach(measurements::add);
+        assertThat(measurements).isNotEmpty();
+        for (JsonNode m : measurements) {
+            assertThat(fieldNames(m)).as("fields of %s", m).containsExactlyElementsOf(FIELDS);
+        }
+
+        // local: 2 modes x (Sluice token_bucket, Bucket4j), all measured
+        List<JsonNode> local = measurements.stream().filter(m -> m.get("suite").asText().equals("local")).toList();
+        assertThat(local).hasSize(4);
+        for (JsonNode m : local) {
+            assertThat(m.get("note").isNull()).as("note of %s", m).isTrue();
+            assertThat(m.get("ns_per_op").asDouble()).isPositive();
+            assertThat(m.get("decisions_per_s").asDouble()).isPositive();
+            assertThat(m.get("alloc_bytes_per_op").asDouble()).isNotNegative();
+            assertThat(m.get("threads").asInt()).isEqualTo(1);
+            assertThat(m.get("in_flight").isNull()).isTrue();
+            if (m.get("mode").asText().equals("always_granted")) {
+                assertThat(m.get("admitted_fraction").asDouble()).as("admitted of %s", m).isEqualTo(1.0);
+            }
+        }
+        assertThat(local).extracting(m -> m.get("system").asText()).containsOnly("sluice", "bucket4j");
+
+        List<JsonNode> redis = measurements.stream().filter(m -> m.get("suite").asText().equals("redis")).toList();
+        List<JsonNode> memory = measurements.stream().filter(m -> m.get("suite").asText().equals("memory")).toList();
+        if (LocalRedis.onPath("redis-server")) {
+            // bare Lua needs nothing from Sluice's Redis store, so it always measures
+            JsonNode bareLua = redis.stream().filter(m -> m.get("system").asText().equals("bare-lua")
+                    && m.get("mode").asText().equals("async") && m.get("keys").asInt() == 1).findFirst().orElseThrow();
+            assertThat(bareLua.get("decisions_per_s").asDouble()).isPositive();
+            assertThat(bareLua.get("redis_cmds_per_decision").asDouble()).isPositive();
+            assertThat(bareLua.get("redis_commands_per_decision").has("evalsha")).isTrue();
+            assertThat(bareLua.get("over_admitted").asLong()).isZero();
+            assertThat(bareLua.get("in_flight").asInt()).isEqualTo(4);
+            JsonNode bareLuaMemory = memory.stream().filter(m -> m.get("system").asText().equals("bare-lua"))
+                    .findFirst().orElseThrow();
+            assertThat(bareLuaMemory.get("bytes_per_key").asDouble()).isPositive();
+            assertThat(root.get("versions").get("redis").asText()).isNotBlank();
+            // Sluice's rows are measured, or say why not (an algorithm whose script has not landed)
+            for (JsonNode m : redis) {
+                if (m.get("system").asText().equals("sluice")) {
+                    assertThat(!m.get("decisions_per_s").isNull() || !m.get("note").isNull()).as("%s", m).isTrue();
+                }
+            }
+        } else {
+            assertThat(redis).singleElement().satisfies(m -> assertThat(m.get("note").asText()).contains("redis-server"));
+        }
+
+        List<JsonNode> replay = measurements.stream().filter(m -> m.get("suite").asText().equals("replay")).toList();
+        assertThat(replay).singleElement().satisfies(m ->
+                assertThat(!m.get("decisions_per_s").isNull() || !m.get("note").isNull()).isTrue());
+
+        assertThat(docs.resolve("benchmarks.md")).content().contains("# Benchmarks", "## Targets", "## Local");
+        for (String chart : List.of("local-always-granted.png", "local-mostly-rejected.png")) {
+            byte[] png = Files.readAllBytes(docs.resolve("bench").resolve(chart));
+            assertThat(png).startsWith((byte) 0x89, (byte) 'P', (byte) 'N', (byte) 'G');
+        }
+    }
+
+    private static Set<String> fieldNames(JsonNode node) {
+        Set<String> names = new LinkedHashSet<>();
+        node.fieldNames().forEachRemaining(names::add);
+        return names;
+    }
+}
