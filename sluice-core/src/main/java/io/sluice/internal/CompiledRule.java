@@ -35,10 +35,10 @@ public final class CompiledRule {
 
     /**
      * States for this rule from states written under {@code previous}: each limit kept by name and algorithm is
-     * migrated, a new or re-typed limit starts fresh, a removed limit's state is dropped. A state that had
-     * expired under its previous limit, or has expired under the new one once migrated, is dropped rather than
-     * migrated or kept (as the Redis store does): for the algorithms whose expiry is deliberately not exact
-     * (smooth_bursty, refresh_period) the two differ, and the documented behaviour is the key coming back new.
+     * migrated, a new or re-typed limit starts fresh, a removed limit's state is dropped. A changed limit's
+     * state that has expired at {@code now} (under its old parameters, or under the new ones once migrated) is
+     * dropped too, as the Redis script drops it: kept, it would come back to life for a clock that then steps
+     * back, so the outcome would depend on whether the store had already dropped it.
      */
     public Object[] migrateFrom(CompiledRule previous, Object[] states, long now) {
         Object[] out = new Object[algorithms.length];
@@ -48,12 +48,7 @@ public final class CompiledRule {
             for (int j = 0; j < oldLimits.size(); j++) {
                 Limit old = oldLimits.get(j);
                 if (old.name().equals(limit.name()) && old.getClass() == limit.getClass() && states[j] != null) {
-                    if (old.equals(limit)) {
-                        out[i] = states[j];
-                    } else if (now < previous.algorithms[j].expiresAt(states[j])) {
-                        Object migrated = algorithms[i].migrate(states[j], old, now);
-                        out[i] = migrated != null && now < algorithms[i].expiresAt(migrated) ? migrated : null;
-                    }
+                    out[i] = old.equals(limit) ? states[j] : migrated(i, previous.algorithms[j], states[j], now);
                 }
             }
         }
@@ -67,9 +62,6 @@ public final class CompiledRule {
      * Redis store (one key per limit). Returns {@code states} itself when nothing expired.
      */
     public Object[] live(Object[] states, long now) {
-        if (states.length < 2) {
-            return states; // the entry's own expiry is this state's, and the store checked it
-        }
         Object[] live = states;
         for (int i = 0; i < states.length; i++) {
             if (states[i] != null && now >= algorithms[i].expiresAt(states[i])) {
@@ -80,6 +72,14 @@ public final class CompiledRule {
             }
         }
         return live;
+    }
+
+    private Object migrated(int i, Algorithm<Object> before, Object state, long now) {
+        if (now >= before.expiresAt(state)) {
+            return null;
+        }
+        Object after = algorithms[i].migrate(state, before.limit(), now);
+        return after == null || now >= algorithms[i].expiresAt(after) ? null : after;
     }
 
     /** The time from which all of {@code states} mean the same as no state. */

@@ -3,6 +3,10 @@ package io.sluice.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.Decision;
+import io.sluice.Concurrency;
+import io.sluice.RollingWindow;
+import io.sluice.SlidingWindow;
+import io.sluice.SlidingLog;
 import io.sluice.FixedWindow;
 import io.sluice.Gcra;
 import io.sluice.LeakyBucket;
@@ -60,6 +64,10 @@ class RedisMemoryEquivalenceIT {
 
     static {
         PORTED.put("fixed_window", RedisMemoryEquivalenceIT::fixedWindow);
+        PORTED.put("sliding_log", RedisMemoryEquivalenceIT::slidingLog);
+        PORTED.put("sliding_window", RedisMemoryEquivalenceIT::slidingWindow);
+        PORTED.put("rolling_window", RedisMemoryEquivalenceIT::rollingWindow);
+        PORTED.put("concurrency", RedisMemoryEquivalenceIT::concurrency);
         PORTED.put("token_bucket", RedisMemoryEquivalenceIT::tokenBucket);
         PORTED.put("gcra", RedisMemoryEquivalenceIT::gcra);
         PORTED.put("leaky_bucket", RedisMemoryEquivalenceIT::leakyBucket);
@@ -164,6 +172,34 @@ class RedisMemoryEquivalenceIT {
         long[] timeouts = {0, 5_000_000, 1 + r.nextInt(3_000_000)};
         return new RefreshPeriod("refresh_period", limit, Duration.ofNanos(1_000 * pick(r, WINDOWS_MICROS)),
                 Duration.ofNanos(1_000 * pick(r, timeouts)));
+    }
+
+    private static Limit slidingLog(Random r) {
+        long limit = r.nextInt(5) == 0 ? SlidingLog.MAX_LOG - r.nextInt(3) : 1 + r.nextInt(8);
+        long window = pick(r, WINDOWS_MICROS);
+        long minGap = switch (r.nextInt(4)) {
+            case 0, 1 -> 0;
+            case 2 -> window / (1 + r.nextInt(10));
+            default -> (long) (r.nextDouble() * (window + 1));
+        };
+        return new SlidingLog("sliding_log", limit, micros(window), micros(minGap), r.nextBoolean());
+    }
+
+    private static Limit slidingWindow(Random r) {
+        long limit = r.nextInt(4) == 0 ? Limit.MAX_COUNT - r.nextInt(3) : 1 + r.nextInt(8);
+        return new SlidingWindow("sliding_window", limit, micros(pick(r, WINDOWS_MICROS)));
+    }
+
+    private static Limit rollingWindow(Random r) {
+        long limit = r.nextInt(4) == 0 ? Limit.MAX_COUNT - r.nextInt(3) : 1 + r.nextInt(8);
+        long window = pick(r, WINDOWS_MICROS);
+        long buckets = pick(r, new long[] {1, 2, 3, 10, 60, RollingWindow.MAX_BUCKETS});
+        return new RollingWindow("rolling_window", limit, micros(window), micros((window + buckets - 1) / buckets));
+    }
+
+    private static Limit concurrency(Random r) {
+        long max = r.nextInt(5) == 0 ? Concurrency.MAX_LEASES - r.nextInt(3) : 1 + r.nextInt(8);
+        return new Concurrency("concurrency", max, micros(pick(r, WINDOWS_MICROS)));
     }
 
     private static long pick(Random r, long[] values) {

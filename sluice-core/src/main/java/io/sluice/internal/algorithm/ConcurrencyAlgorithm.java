@@ -43,6 +43,14 @@ import java.util.Arrays;
  * earlier ids. (This relies on the clock not going back past {@code lastId} after the state is gone; with the
  * state present, a clock going backwards cannot repeat an id.)
  *
+ * <p>Ids stay below 2^53 ({@link Arith#MAX_TIME}), so that every id, and {@code lastId + 1}, is an exact
+ * integer in a double (a Lua number): at {@code lastId = 2^53} the next id, {@code 2^53 + 1}, would round back
+ * to {@code 2^53} and be handed out twice, and a stale {@code release(2^53 + 1)} would read as {@code 2^53}.
+ * When the next id would be {@code 2^53} or more (a request at {@code now = MAX_TIME}, or ids that ran ahead
+ * of the clock to its very end), no lease can be handed out any more: a request is rejected with
+ * {@code retryAfter = }{@link Arith#NEVER} and {@code remaining = 0}, as time cannot pass {@code MAX_TIME};
+ * so is one that would have to wait for capacity until {@code MAX_TIME}. That is the year 2255.
+ *
  * <h2>Decision</h2>
  *
  * <ul>
@@ -97,6 +105,9 @@ final class ConcurrencyAlgorithm implements Algorithm<ConcurrencyAlgorithm.State
 
     private static final long[] EMPTY = {};
 
+    /** The largest lease id: see the essay, "Ids stay below 2^53". */
+    private static final long LAST_ID = Arith.MAX_TIME - 1;
+
     private final Concurrency limit;
     private final long ttl;
 
@@ -114,14 +125,18 @@ final class ConcurrencyAlgorithm implements Algorithm<ConcurrencyAlgorithm.State
     public Step<State> step(State state, long now, long permits, long maxWaitMicros) {
         long[] live = live(state, now);
         long inFlight = total(live);
+        long id = nextId(state, now);
         if (permits == 0) {
-            return Step.allow(0, remaining(inFlight), resetAfter(live, now), state, state);
+            return Step.allow(0, available(inFlight, id), resetAfter(live, now), state, state);
+        }
+        if (id > LAST_ID) {
+            // Out of ids for good: time cannot pass MAX_TIME, so no wait helps.
+            return Step.reject(0, Arith.NEVER, resetAfter(live, now), state);
         }
         if (inFlight + permits > limit.maxConcurrent()) {
             return Step.reject(remaining(inFlight), retryAfter(live, now, inFlight, permits),
                     resetAfter(live, now), state);
         }
-        long id = state == null ? now : Math.max(state.lastId() + 1, now);
         long[] leases = Arrays.copyOf(live, live.length + LEASE);
         leases[live.length] = id;
         leases[live.length + 1] = permits;
@@ -133,7 +148,7 @@ final class ConcurrencyAlgorithm implements Algorithm<ConcurrencyAlgorithm.State
     @Override
     public long grantable(State state, long now, long permits) {
         long inFlight = total(live(state, now));
-        return Math.max(0, Math.min(permits, limit.maxConcurrent() - inFlight));
+        return Math.min(permits, available(inFlight, nextId(state, now)));
     }
 
     @Override
@@ -168,7 +183,10 @@ final class ConcurrencyAlgorithm implements Algorithm<ConcurrencyAlgorithm.State
         return new Release<>(true, expiresAt(after) <= now ? null : after);
     }
 
-    /** Lets leases go, earliest expiry first, until {@code permits} fit; waits for the last one let go. */
+    /**
+     * Lets leases go, earliest expiry first, until {@code permits} fit; waits for the last one let go, unless
+     * that is too late to get an id.
+     */
     private long retryAfter(long[] live, long now, long inFlight, long permits) {
         int n = live.length / LEASE;
         long[][] byExpiry = new long[n][];
@@ -182,11 +200,23 @@ final class ConcurrencyAlgorithm implements Algorithm<ConcurrencyAlgorithm.State
             excess -= byExpiry[i][1];
             i++;
         }
-        return byExpiry[i][0] - now;
+        long wait = byExpiry[i][0] - now;
+        // From MAX_TIME on no id is left (the state's ids are below it: this step found one).
+        return wait > LAST_ID - now ? Arith.NEVER : wait;
     }
 
     private long remaining(long inFlight) {
         return Math.max(0, limit.maxConcurrent() - inFlight);
+    }
+
+    /** What a request could take now: nothing once the ids are used up. */
+    private long available(long inFlight, long nextId) {
+        return nextId > LAST_ID ? 0 : remaining(inFlight);
+    }
+
+    /** The id the next lease would get: at least {@code now}, above every id of the state. */
+    private static long nextId(State state, long now) {
+        return state == null ? now : Math.max(state.lastId() + 1, now);
     }
 
     private static long resetAfter(long[] leases, long now) {

@@ -66,7 +66,10 @@ import io.sluice.SlidingWindow;
  * from {@code windowStart + 2W + 1 − ceil(W/current)} on (or {@code windowStart + W + 1 − ceil(W/previous)}
  * when {@code current = 0}): from there every decision, and the state it leaves, match those of no state.
  * That instant is {@link #expiresAt}, and {@code resetAfter} is the time until it for the state after the
- * decision. It is exact: one microsecond earlier the estimate is at least 1.
+ * decision. It is exact: one microsecond earlier the estimate is at least 1. "The state it leaves" needs care:
+ * rolled one window on, an expired {@code current} would become a {@code previous} that weighs nothing at
+ * that time but weighs again at the start of the window, which a clock stepping back reaches; so a request at
+ * or after {@link #expiresAt} starts from zero counts, exactly as from no state.
  *
  * <h2>Arithmetic (and the Lua port)</h2>
  *
@@ -152,10 +155,15 @@ final class SlidingWindowAlgorithm implements Algorithm<SlidingWindowAlgorithm.S
         return Arith.micros(before.window()) == window ? state : null;
     }
 
-    /** The counts as seen from the aligned window containing t (t is never before the state's window). */
+    /**
+     * The counts as seen from the aligned window containing t (t is never before the state's window). An
+     * expired state is no state: its counts weigh nothing at t, but kept as the previous count they would weigh
+     * again for a clock stepping back towards this window's start, which a store that dropped the state would
+     * not see. (That also covers a t two windows on or more, as expiresAt is at most windowStart + 2W.)
+     */
     private State rolled(State state, long t) {
         long start = t - t % window;
-        if (state == null || start >= state.windowStart() + 2 * window) {
+        if (state == null || t >= expiresAt(state)) {
             return new State(start, 0, 0);
         }
         if (start == state.windowStart()) {

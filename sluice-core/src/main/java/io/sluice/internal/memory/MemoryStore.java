@@ -190,19 +190,17 @@ public final class MemoryStore implements Store {
     }
 
     /**
-     * The states to decide with. An expired entry of the current rule decides as no state but stays as it is,
-     * for a clock that steps back. Under a changed rule each limit is migrated or dropped on its own, expired
-     * or not (CompiledRule.migrateFrom), so the rewritten entry keeps the states of unchanged limits, as the
-     * Redis store keeps their keys.
+     * The states to decide with. Expired states are handed on as they are: the store decides on
+     * {@link CompiledRule#live} (expired states as no state, since smooth_bursty, refresh_period and a token
+     * bucket below its initial tokens expire on purpose into something other than their state), and a limit
+     * that writes nothing keeps its stale state for a clock that steps back, whatever the other limits write.
+     * The Redis script does the same with its one key per limit.
      */
     private static Object[] statesFor(Entry entry, CompiledRule compiled, long now) {
         if (entry == null) {
             return new Object[compiled.size()];
         }
-        if (entry.rule() == compiled) {
-            return now >= entry.expiresAt() ? new Object[compiled.size()] : entry.states();
-        }
-        return compiled.migrateFrom(entry.rule(), entry.states(), now);
+        return entry.rule() == compiled ? entry.states() : compiled.migrateFrom(entry.rule(), entry.states(), now);
     }
 
     /**

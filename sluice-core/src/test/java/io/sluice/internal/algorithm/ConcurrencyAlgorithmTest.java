@@ -12,6 +12,7 @@ import io.sluice.FixedWindow;
 import io.sluice.Limit;
 import io.sluice.internal.algorithm.Algorithm.Release;
 import io.sluice.internal.algorithm.ConcurrencyAlgorithm.State;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ConcurrencyAlgorithmTest {
@@ -136,11 +137,47 @@ class ConcurrencyAlgorithmTest {
         assertThat(algorithm(1, 1).step(null, 0, 1, 0).admitted()).isEqualTo(leases(0, 0, 1, 1));
 
         long ttl = Arith.micros(Limit.MAX_DURATION);
+        long last = Arith.MAX_TIME - 1;
         ConcurrencyAlgorithm c = new ConcurrencyAlgorithm(Concurrency.of(Concurrency.MAX_LEASES, Limit.MAX_DURATION));
-        Step<State> all = c.step(null, Arith.MAX_TIME, Concurrency.MAX_LEASES, 0);
+        Step<State> all = c.step(null, last, Concurrency.MAX_LEASES, 0);
         assertStep(all, true, 0, 0, ttl);
-        assertThat(c.expiresAt(all.admitted())).isEqualTo(Arith.MAX_TIME + ttl);
-        assertStep(c.step(all.admitted(), Arith.MAX_TIME, 1, 0), false, 0, ttl, ttl);
+        assertThat(all.lease()).isEqualTo(last);
+        assertThat(c.expiresAt(all.admitted())).isEqualTo(last + ttl);
+        assertStep(c.step(all.admitted(), last, 1, 0), false, 0, Arith.NEVER, ttl);
+        assertStep(c.step(all.admitted(), Arith.MAX_TIME, 1, 0), false, 0, Arith.NEVER, ttl - 1);
+    }
+
+    @Test
+    void leaseIdsStayBelowTwoToThe53SoALuaNumberHoldsThem() {
+        ConcurrencyAlgorithm c = algorithm(3, 10);
+        long last = Arith.MAX_TIME - 1;
+
+        Step<State> first = c.step(null, last - 1, 1, 0);
+        Step<State> second = c.step(first.admitted(), last - 1, 1, 0);
+        assertThat(List.of(first.lease(), second.lease())).containsExactly(last - 1, last);
+
+        Step<State> out = c.step(second.admitted(), last - 1, 1, 0);
+        assertStep(out, false, 0, Arith.NEVER, 10);
+        assertThat(out.rejected()).isSameAs(second.admitted());
+        assertStep(c.step(second.admitted(), last - 1, 0, 0), true, 0, 0, 10);
+        assertThat(c.grantable(second.admitted(), last - 1, 3)).isZero();
+
+        State released = c.release(c.release(second.admitted(), last - 1, last - 1).state(), last - 1, last).state();
+        assertThat(released).as("kept until lastId + 1 = MAX_TIME").isEqualTo(leases(last));
+        assertThat(c.expiresAt(released)).isEqualTo(Arith.MAX_TIME);
+        assertStep(c.step(released, Arith.MAX_TIME, 1, 0), false, 0, Arith.NEVER, 0);
+        assertStep(c.step(null, Arith.MAX_TIME, 1, 0), false, 0, Arith.NEVER, 0);
+        assertThat(c.grantable(null, Arith.MAX_TIME, 3)).isZero();
+        assertThat(c.grantable(null, last, 3)).isEqualTo(3);
+
+        ConcurrencyAlgorithm one = algorithm(1, 10);
+        State early = one.step(null, Arith.MAX_TIME - 20, 1, 0).admitted();
+        assertStep(one.step(early, Arith.MAX_TIME - 15, 1, 0), false, 0, 5, 5);
+        State late = one.step(null, Arith.MAX_TIME - 5, 1, 0).admitted();
+        assertStep(one.step(late, Arith.MAX_TIME - 4, 1, 0), false, 0, Arith.NEVER, 9);
+        State lastInTime = one.step(null, Arith.MAX_TIME - 11, 1, 0).admitted();
+        assertStep(one.step(lastInTime, Arith.MAX_TIME - 6, 1, 0), false, 0, 5, 5);
+        assertThat(one.step(lastInTime, Arith.MAX_TIME - 1, 1, 0).lease()).isEqualTo(Arith.MAX_TIME - 1);
     }
 
     @Test

@@ -94,6 +94,7 @@ class ConcurrencyPropertiesTest {
         Map<Long, long[]> model = new HashMap<>(); // lease id -> (permits, expiresAt), as handed out
         Set<Long> handedOut = new HashSet<>();
         List<Long> history = new ArrayList<>();
+        long lastHandedOut = -1;
         State state = null;
         long now = s.start();
         for (Action a : s.actions()) {
@@ -118,14 +119,19 @@ class ConcurrencyPropertiesTest {
             }
             Step<State> step = algorithm.step(state, now, a.permits(), 0);
             checkContract(algorithm, state, now, a.permits(), step, false, true);
-            assertThat(step.allowed()).isEqualTo(a.permits() == 0 || inFlight + a.permits() <= max);
-            assertThat(step.remaining()).isEqualTo(Math.max(0, max - inFlight - (step.allowed() ? a.permits() : 0)));
+            // Ids stay below 2^53: once the next one would not, nothing is granted any more.
+            boolean idsLeft = Math.max(now, lastHandedOut + 1) < Arith.MAX_TIME;
+            assertThat(step.allowed()).isEqualTo(a.permits() == 0 || (idsLeft && inFlight + a.permits() <= max));
+            long available = idsLeft ? Math.max(0, max - inFlight - (step.allowed() ? a.permits() : 0)) : 0;
+            assertThat(step.remaining()).isEqualTo(available);
             assertThat(step.lease() >= 0).isEqualTo(step.allowed() && a.permits() > 0);
+            assertThat(step.lease()).isLessThan(Arith.MAX_TIME);
             boolean committed = step.allowed() && !a.ruleRejects();
             if (committed && a.permits() > 0) {
                 assertThat(handedOut.add(step.lease())).as("lease id %d is new", step.lease()).isTrue();
                 model.put(step.lease(), new long[] {a.permits(), now + Arith.micros(s.limit().leaseTtl())});
                 history.add(step.lease());
+                lastHandedOut = step.lease();
             }
             state = committed ? step.admitted() : step.rejected();
             checkExpiry(algorithm, state, now, a.advance() % 5, a.permits(), 1);

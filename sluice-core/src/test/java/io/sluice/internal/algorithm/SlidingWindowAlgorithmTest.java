@@ -169,6 +169,19 @@ class SlidingWindowAlgorithmTest {
     }
 
     @Test
+    void anExpiredStateAdmitsAsNoStateEvenForAClockThatThenStepsBack() {
+        SlidingWindowAlgorithm sw = algorithm(3, micros(10));
+        State one = sw.step(null, 5, 1, 0).admitted();
+        assertThat(sw.expiresAt(one)).isEqualTo(11);
+
+        Step<State> late = sw.step(one, 11, 1, 0);
+        assertThat(late.admitted()).as("the count of window 0 weighs nothing from 11 on")
+                .isEqualTo(sw.step(null, 11, 1, 0).admitted()).isEqualTo(new State(10, 0, 1));
+        // Back to the start of window 10, where a kept previous count of 1 would weigh 1 again.
+        assertStep(sw.step(late.admitted(), 10, 0, 0), true, 2, 0, 11);
+    }
+
+    @Test
     void migrateKeepsCountsForANewLimitAndRestartsForANewWindow() {
         SlidingWindow before = SlidingWindow.of(10, micros(10));
         State state = new State(10, 4, 6);

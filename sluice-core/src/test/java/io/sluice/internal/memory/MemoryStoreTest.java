@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sluice.Decision;
+import io.sluice.Concurrency;
 import io.sluice.FixedWindow;
 import io.sluice.Gcra;
 import io.sluice.LeakyBucket;
@@ -13,6 +14,7 @@ import io.sluice.Rule;
 import io.sluice.SmoothBursty;
 import io.sluice.Store;
 import io.sluice.TokenBucket;
+import io.sluice.internal.algorithm.Arith;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -129,6 +131,54 @@ class MemoryStoreTest {
                 .hasMessageContaining("clock reading must be in [0, 2^53]");
         now.set(-1);
         assertThatThrownBy(() -> limiter.tryAcquire("k")).hasMessageContaining("clock reading");
+    }
+
+    @Test
+    void aChangedLimitDropsAStateThatHadExpiredSoAClockSteppingBackCannotRevive() {
+        MemoryStore store = store(10);
+        Rule rule = Rule.of("r", Concurrency.of(2, Duration.ofNanos(10_000)).named("c"),
+                FixedWindow.of(5, Duration.ofDays(1)).named("day"));
+        RateLimiter limiter = RateLimiter.builder(rule).store(store).build();
+        long t0 = now.get();
+        assertThat(limiter.tryAcquire("k", 2).allowed()).isTrue();
+        now.set(t0 + 10);
+        limiter.updateLimit(Concurrency.of(2, Duration.ofNanos(20_000)).named("c"));
+        assertThat(limiter.peek("k", 0).remaining()).isEqualTo(2);
+        now.set(t0 + 5);
+        // The lease expired at t0 + 10 and went with the migration, as the Redis script drops it.
+        assertThat(limiter.tryAcquire("k", 2).allowed()).isTrue();
+    }
+
+    @Test
+    void aRuleChangeKeepsTheUnchangedLimitsStatesEvenWhenAllHaveExpired() {
+        MemoryStore store = store(10);
+        Rule rule = Rule.of("r", Concurrency.of(1, Duration.ofNanos(10_000)).named("c"),
+                FixedWindow.of(5, Duration.ofNanos(20_000)).named("w"));
+        RateLimiter limiter = RateLimiter.builder(rule).store(store).build();
+        long t0 = now.get();
+        long lease = limiter.tryAcquire("k").lease();
+        now.set(t0 + 30);
+        limiter.updateLimit(FixedWindow.of(5, Duration.ofNanos(40_000)).named("w"));
+        limiter.peek("k", 0);
+        now.set(t0 + 5);
+        // As if the rule had not changed (and as the Redis script leaves the unchanged limit's key).
+        assertThat(limiter.release("k", lease)).isTrue();
+    }
+
+    @Test
+    void aLimitThatRecordsARejectionLeavesTheOtherLimitsExpiredStatesAlone() {
+        MemoryStore store = store(10);
+        FixedWindow recording = new FixedWindow("w", 1, Duration.ofNanos(5_000), FixedWindow.Align.FIRST_REQUEST, true);
+        Rule rule = Rule.of("r", Concurrency.of(5, Duration.ofNanos(10_000)).named("c"), recording);
+        RateLimiter limiter = RateLimiter.builder(rule).store(store).build();
+        now.set(Arith.MAX_TIME - 20);
+        long lease = limiter.tryAcquire("k").lease();
+        now.set(Arith.MAX_TIME);
+        // Every state has expired; no lease id is left at MAX_TIME, and "w" records the rejected attempt.
+        assertThat(limiter.tryAcquire("k").allowed()).isFalse();
+        now.set(Arith.MAX_TIME - 15);
+        // Only "w" was written: the lease is still there for a clock that steps back, as in Redis.
+        assertThat(limiter.release("k", lease)).isTrue();
     }
 
     @Test

@@ -250,6 +250,19 @@ function sluice.mul_sat(a, b)
   return r
 end
 
+--- t + d for a time t in [0, 2^53] and an integer d with |d| <= 2^53 (Java's plain t + d): exact when the sum is
+--- at most 2^53. A larger sum (an expiry past MAX_TIME) rounds, and could round down to 2^53 itself, which a
+--- store's now may equal; it is then 2^53 + 2, so a sum above 2^53 always compares right with every time a store
+--- passes. (The sign of (t - 2^53) + d is right even where that sum rounds: both terms are exact, and rounding
+--- never takes a non-zero integer to 0 or across it.)
+function sluice.time_plus(t, d)
+  local s = t + d
+  if s <= TWO_53 and (t - TWO_53) + d > 0 then
+    s = TWO_53 + 2
+  end
+  return s
+end
+
 -- ------------------------------------------------------------------------------------------ verdicts
 
 --- Java's Step.allow: an admitting verdict. Field names are the Step record's.

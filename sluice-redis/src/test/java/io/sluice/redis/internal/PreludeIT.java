@@ -311,4 +311,46 @@ class PreludeIT {
         assertThat(List.copyOf(out)).isEqualTo(List.of("sCp3P_|hefg8dts00|0.5|1,10,-2||-lfls", "sCp3P_",
                 "1767225600000000", "0.5", "1,36,-2", "0", "-1000000", "nil", "sCp3P_"));
     }
+
+    @Test
+    void timePlusIsExactUpToTwoToThe53AndStaysAboveItPastThat() {
+        long longest = 31_622_400_000_000L;
+        List<long[]> vectors = new ArrayList<>(List.of(new long[] {TWO_53 - 1, 2}, new long[] {TWO_53 - 1, 1},
+                new long[] {TWO_53, 0}, new long[] {TWO_53, 1}, new long[] {TWO_53, -1}, new long[] {TWO_53, -TWO_53},
+                new long[] {TWO_53 - 3, 5}, new long[] {0, 0}, new long[] {0, TWO_53}, new long[] {1, TWO_53 - 1},
+                new long[] {TWO_53, 2 * longest}, new long[] {TWO_53 - longest, longest + 1}));
+        for (int i = 0; i < 3000; i++) {
+            long t = random.nextBoolean() ? TWO_53 - random.nextLong(3 * longest) : random.nextLong(TWO_53 + 1);
+            long d = switch (random.nextInt(3)) {
+                case 0 -> random.nextLong(8);
+                case 1 -> random.nextLong(2 * longest + 1);
+                default -> -random.nextLong(t + 1); // concurrency adds a negative expiry offset to 2^53
+            };
+            vectors.add(new long[] {t, d});
+        }
+        List<String> args = new ArrayList<>();
+        for (long[] v : vectors) {
+            args.add(Long.toString(v[0]));
+            args.add(Long.toString(v[1]));
+        }
+        List<?> out = eval("""
+                local out = {}
+                for i = 1, #ARGV, 2 do
+                  out[#out + 1] = sluice.fmt_int(sluice.time_plus(sluice.arg_int(ARGV[i]), sluice.arg_int(ARGV[i + 1])))
+                end
+                return out
+                """, args);
+        for (int i = 0; i < vectors.size(); i++) {
+            long t = vectors.get(i)[0];
+            long d = vectors.get(i)[1];
+            long lua = Long.parseLong((String) out.get(i));
+            String as = "time_plus(" + t + ", " + d + ")";
+            if (t + d <= TWO_53) {
+                assertThat(lua).as(as).isEqualTo(t + d);
+            } else {
+                // Past 2^53 a double holds even integers only; what matters is that it stays past 2^53.
+                assertThat(lua).as(as).isGreaterThan(TWO_53).isBetween(t + d - 1, t + d + 2);
+            }
+        }
+    }
 }

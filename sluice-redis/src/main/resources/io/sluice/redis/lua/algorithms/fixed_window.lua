@@ -92,10 +92,10 @@ do
     return math.max(0, math.min(permits, p.limit - count))
   end
 
-  -- Can pass 2^53 by up to one window when now is near MAX_TIME (year 2255); the sum then rounds to an even
-  -- neighbour, off by at most one microsecond there.
+  -- Can pass 2^53 by up to one window when now is near MAX_TIME (year 2255): sluice.time_plus keeps such a sum
+  -- above 2^53 (a plain sum 2^53 + 1 rounds to 2^53, and a now of 2^53 would drop a live window).
   function M.expiresAt(state, p)
-    return state.windowStart + p.window
+    return S.time_plus(state.windowStart, p.window)
   end
 
   -- Keeps the count when only the limit (or countRejected) changed; a new window length or alignment restarts.
