@@ -1,5 +1,6 @@
 package io.sluice.cli;
 
+import io.sluice.rules.Millis;
 import io.sluice.Decision;
 import java.io.IOException;
 import java.io.Writer;

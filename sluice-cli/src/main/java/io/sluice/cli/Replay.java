@@ -1,5 +1,6 @@
 package io.sluice.cli;
 
+import io.sluice.rules.Millis;
 import io.sluice.redis.RedisStoreException;
 import io.sluice.rules.RuleFile;
 import io.sluice.rules.RuleFileException;

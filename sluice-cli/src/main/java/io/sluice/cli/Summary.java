@@ -1,5 +1,6 @@
 package io.sluice.cli;
 
+import io.sluice.rules.Millis;
 import io.sluice.Concurrency;
 import io.sluice.Decision;
 import io.sluice.FixedWindow;

@@ -1,5 +1,6 @@
 package io.sluice.cli;
 
+import io.sluice.rules.Millis;
 import java.util.Arrays;
 
 /**

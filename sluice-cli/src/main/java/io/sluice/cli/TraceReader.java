@@ -1,5 +1,6 @@
 package io.sluice.cli;
 
+import io.sluice.rules.Millis;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;

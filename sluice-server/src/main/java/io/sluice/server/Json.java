@@ -52,25 +52,7 @@ final class Json {
 
     /** Milliseconds from microseconds; {@link Long#MAX_VALUE} ("never") is {@code null}. */
     static StringBuilder millis(StringBuilder s, long micros) {
-        if (micros == Long.MAX_VALUE) {
-            return s.append("null");
-        }
-        s.append(micros / 1_000);
-        int fraction = (int) (micros % 1_000);
-        if (fraction != 0) {
-            s.append('.');
-            if (fraction < 100) {
-                s.append('0');
-            }
-            if (fraction < 10) {
-                s.append('0');
-            }
-            while (fraction % 10 == 0) {
-                fraction /= 10;
-            }
-            s.append(fraction);
-        }
-        return s;
+        return micros == Long.MAX_VALUE ? s.append("null") : io.sluice.rules.Millis.append(s, micros);
     }
 
     /** A JSON string: quotes, backslashes and control characters escaped, everything else as is. */

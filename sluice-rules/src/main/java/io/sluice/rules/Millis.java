@@ -1,18 +1,19 @@
-package io.sluice.cli;
+package io.sluice.rules;
 
 import java.math.BigDecimal;
 
 /**
- * The replay's one number format for times and durations: milliseconds with up to three decimals and no
- * trailing zeros ({@code 1500}, {@code 1500.25}, {@code 0.001}). Every store decides in whole microseconds,
- * so this is exact, and the same decisions print byte for byte the same whatever the store.
+ * The one number format for times and durations in Sluice's JSON (replay output, the server's API):
+ * milliseconds with up to three decimals and no trailing zeros ({@code 1500}, {@code 1500.25}, {@code 0.001}).
+ * Every store decides in whole microseconds, so this is exact, and the same decisions print byte for byte the
+ * same whatever the store.
  */
-final class Millis {
+public final class Millis {
 
     private Millis() {}
 
     /** Appends {@code micros} (non-negative) as milliseconds. */
-    static StringBuilder append(StringBuilder s, long micros) {
+    public static StringBuilder append(StringBuilder s, long micros) {
         s.append(micros / 1_000);
         int fraction = (int) (micros % 1_000);
         if (fraction != 0) {
@@ -31,7 +32,7 @@ final class Millis {
         return s;
     }
 
-    static String format(long micros) {
+    public static String format(long micros) {
         return append(new StringBuilder(24), micros).toString();
     }
 
@@ -40,7 +41,7 @@ final class Millis {
      *
      * @throws IllegalArgumentException unless the number is a whole number of microseconds in [0, max]
      */
-    static long parseMicros(String decimalMillis, long maxMicros) {
+    public static long parseMicros(String decimalMillis, long maxMicros) {
         long plain = plainMicros(decimalMillis);
         if (plain >= 0 && plain <= maxMicros) {
             return plain;

@@ -1,4 +1,4 @@
-package io.sluice.cli;
+package io.sluice.rules;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
