@@ -361,6 +361,9 @@ class RedisMemoryEquivalenceIT {
             List<Limit> limits = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 String a = i == 0 ? algorithm : names.get(r.nextInt(names.size()));
+                if (i > 0 && a.equals("concurrency") && limits.stream().anyMatch(l -> l instanceof Concurrency)) {
+                    continue; // a rule holds at most one concurrency limit
+                }
                 limits.add(PORTED.get(a).apply(r).named("l" + i));
             }
             return limits;
