@@ -147,19 +147,19 @@ class ReplayRedisIT {
     }
 
     /**
-     * A burst far denser than Redis can replay in its own time: 60,000 requests within one second of trace
-     * time. Redis counts the keys' TTLs in real time, so replaying it slower than the trace ran would let a live
-     * key expire and admit what the library rejects; the replay stops with exit 2 once it lags by most of the
-     * TTL's one-second slack, and what it printed until then is the library's decisions.
+     * A burst far denser than Redis can replay in its own time: 5,000 requests within 50 ms of trace time,
+     * which take seconds of real time. Redis counts the keys' TTLs in real time; the replay's store gives them an
+     * hour of slack beyond their trace-time lifetime, so no live key expires early and the output is still the
+     * library's, byte for byte (with the store's default second of slack this trace admitted more than memory).
      */
     @Test
     @Order(5)
-    void aReplaySlowerThanTheTraceStopsBeforeItCouldDiverge(RedisServer redis, @TempDir Path dir) throws IOException {
+    void aReplaySlowerThanTheTraceStillDecidesAsTheLibrary(RedisServer redis, @TempDir Path dir) throws IOException {
         Path rules = dir.resolve("rules.yaml");
         Files.writeString(rules, "limits:\n  per_second: {algorithm: fixed_window, limit: 5, window: 1s}\n");
         Path trace = dir.resolve("dense.jsonl");
         StringBuilder lines = new StringBuilder();
-        for (int i = 0; i < 60_000; i++) {
+        for (int i = 0; i < 5_000; i++) {
             lines.append("{\"t_ms\": ").append(1767225600000L + i / 100)
                     .append(", \"key\": \"k\", \"limit\": \"per_second\"}\n");
         }
@@ -168,13 +168,9 @@ class ReplayRedisIT {
         ReplayRun memory = replay("--rules", rules, "--trace", trace);
         ReplayRun onRedis = replay("--rules", rules, "--trace", trace, "--store", redis.uri());
 
-        assertThat(onRedis.exitCode()).as(onRedis.err()).isEqualTo(2);
-        assertThat(onRedis.err()).startsWith("sluice replay: " + trace + ":")
-                .contains("ms more real time than the trace's own time")
-                .contains("Replay this trace with --store memory");
-        assertThat(onRedis.out()).isNotEmpty();
-        assertThat(memory.out()).startsWith(onRedis.out());
-        assertThat(onRedis.out().lines().count()).isLessThan(60_000);
+        assertThat(onRedis.exitCode()).as(onRedis.err()).isZero();
+        assertThat(onRedis.out()).isEqualTo(memory.out());
+        assertThat(memory.out().lines().filter(l -> l.contains("\"allowed\":true")).count()).isEqualTo(5);
     }
 
     @Test
