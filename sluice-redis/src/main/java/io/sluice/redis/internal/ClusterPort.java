@@ -1,6 +1,5 @@
 package io.sluice.redis.internal;
 
-import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.StringCodec;
@@ -45,8 +44,7 @@ final class ClusterPort implements RedisPort {
 
     @Override
     public CompletableFuture<List<Object>> evalsha(String sha, ScriptCall call) {
-        return connection.async().<List<Object>>evalsha(sha, ScriptOutputType.MULTI, call.keys(), call.args())
-                .toCompletableFuture();
+        return Ports.evalsha(connection.async(), sha, call);
     }
 
     @Override
@@ -56,8 +54,7 @@ final class ClusterPort implements RedisPort {
         try {
             StatefulRedisClusterConnection<String, String> c = pipelineConnection();
             for (ScriptCall call : calls) {
-                replies.add(c.async().<List<Object>>evalsha(sha, ScriptOutputType.MULTI, call.keys(), call.args())
-                        .toCompletableFuture());
+                replies.add(Ports.evalsha(c.async(), sha, call));
             }
             c.flushCommands();
         } finally {

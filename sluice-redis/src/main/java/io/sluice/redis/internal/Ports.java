@@ -2,12 +2,16 @@ package io.sluice.redis.internal;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /** Client settings shared by the two ports. */
@@ -45,6 +49,13 @@ final class Ports {
     /** The store owns its client resources (event loops, timers) and shuts them down on close. */
     static ClientResources newResources() {
         return DefaultClientResources.create();
+    }
+
+    /** One script call on either topology's async commands (standalone and cluster share the scripting API). */
+    static CompletableFuture<List<Object>> evalsha(RedisScriptingAsyncCommands<String, String> commands, String sha,
+                                                   ScriptCall call) {
+        return commands.<List<Object>>evalsha(sha, ScriptOutputType.MULTI, call.keys(), call.args())
+                .toCompletableFuture();
     }
 
     static void shutdown(AbstractRedisClient client, ClientResources resources) {

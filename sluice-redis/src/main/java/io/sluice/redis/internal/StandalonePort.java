@@ -3,7 +3,6 @@ package io.sluice.redis.internal;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.resource.ClientResources;
@@ -46,8 +45,7 @@ final class StandalonePort implements RedisPort {
 
     @Override
     public CompletableFuture<List<Object>> evalsha(String sha, ScriptCall call) {
-        return connection.async().<List<Object>>evalsha(sha, ScriptOutputType.MULTI, call.keys(), call.args())
-                .toCompletableFuture();
+        return Ports.evalsha(connection.async(), sha, call);
     }
 
     @Override
@@ -57,8 +55,7 @@ final class StandalonePort implements RedisPort {
         try {
             StatefulRedisConnection<String, String> c = pipelineConnection();
             for (ScriptCall call : calls) {
-                replies.add(c.async().<List<Object>>evalsha(sha, ScriptOutputType.MULTI, call.keys(), call.args())
-                        .toCompletableFuture());
+                replies.add(Ports.evalsha(c.async(), sha, call));
             }
             c.flushCommands();
         } finally {
