@@ -16,6 +16,31 @@ public final class Decision {
     /** {@link #lease()} when no lease was granted. */
     public static final long NO_LEASE = -1;
 
+    /**
+     * Who made a decision. A store deciding in its own state says {@link #STORE}; a Redis-backed limiter in a
+     * local-first {@link Mode} says {@link #LEASE} or {@link #SYNC}; a decision taken by the rule's
+     * {@link FailurePolicy} because the store failed or its circuit breaker was open says which policy.
+     */
+    public enum Source {
+        /** The store decided in its state: the in-memory store, or the Redis script (plain or coalesced). */
+        STORE,
+        /** Spent locally from permits leased from Redis ({@link Mode#leased}). */
+        LEASE,
+        /** Decided locally against the totals last synced with Redis ({@link Mode#synced}). */
+        SYNC,
+        /** Admitted by {@link FailurePolicy#failOpen()}: the store could not decide. */
+        FAIL_OPEN,
+        /** Rejected by {@link FailurePolicy#failClosed()}: the store could not decide. */
+        FAIL_CLOSED,
+        /** Decided by the local fallback limiter of {@link FailurePolicy#localFallback(double)}. */
+        LOCAL_FALLBACK;
+
+        /** Whether the decision was made by a failure policy rather than in the shared state. */
+        public boolean degraded() {
+            return this == FAIL_OPEN || this == FAIL_CLOSED || this == LOCAL_FALLBACK;
+        }
+    }
+
     private final boolean allowed;
     private final long granted;
     private final long remaining;
@@ -24,6 +49,7 @@ public final class Decision {
     private final long waitMicros;
     private final String limit;
     private final long lease;
+    private final Source source;
 
     /**
      * Creates a decision; stores build these, users read them.
@@ -32,6 +58,17 @@ public final class Decision {
      */
     public Decision(boolean allowed, long granted, long remaining, long retryAfterMicros, long resetAfterMicros,
                     long waitMicros, String limit, long lease) {
+        this(allowed, granted, remaining, retryAfterMicros, resetAfterMicros, waitMicros, limit, lease, Source.STORE);
+    }
+
+    /**
+     * Creates a decision made by {@code source}.
+     *
+     * @throws IllegalArgumentException when a count or duration is negative, or {@code limit} or {@code source}
+     *                                  is null
+     */
+    public Decision(boolean allowed, long granted, long remaining, long retryAfterMicros, long resetAfterMicros,
+                    long waitMicros, String limit, long lease, Source source) {
         if (granted < 0 || remaining < 0 || retryAfterMicros < 0 || resetAfterMicros < 0 || waitMicros < 0) {
             throw new IllegalArgumentException("decision fields must be non-negative: granted=" + granted
                     + ", remaining=" + remaining + ", retryAfterMicros=" + retryAfterMicros + ", resetAfterMicros="
@@ -45,6 +82,13 @@ public final class Decision {
         this.waitMicros = waitMicros;
         this.limit = Checks.notNull(limit, "limit");
         this.lease = lease;
+        this.source = Checks.notNull(source, "source");
+    }
+
+    /** This decision as made by {@code source}. */
+    public Decision withSource(Source source) {
+        return source == this.source ? this : new Decision(allowed, granted, remaining, retryAfterMicros,
+                resetAfterMicros, waitMicros, limit, lease, source);
     }
 
     /** Whether the request was admitted (for a partial grant: whether at least one permit was granted). */
@@ -113,6 +157,11 @@ public final class Decision {
         return lease;
     }
 
+    /** Who decided: the store, a local-first mode, or a failure policy. */
+    public Source source() {
+        return source;
+    }
+
     private static Duration toDuration(long micros) {
         return micros == Long.MAX_VALUE ? ChronoUnitHolder.FOREVER
                 : Duration.ofSeconds(micros / 1_000_000, (micros % 1_000_000) * 1_000);
@@ -128,12 +177,13 @@ public final class Decision {
         }
         return allowed == d.allowed && granted == d.granted && remaining == d.remaining
                 && retryAfterMicros == d.retryAfterMicros && resetAfterMicros == d.resetAfterMicros
-                && waitMicros == d.waitMicros && lease == d.lease && limit.equals(d.limit);
+                && waitMicros == d.waitMicros && lease == d.lease && limit.equals(d.limit) && source == d.source;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(allowed, granted, remaining, retryAfterMicros, resetAfterMicros, waitMicros, limit, lease);
+        return Objects.hash(allowed, granted, remaining, retryAfterMicros, resetAfterMicros, waitMicros, limit, lease,
+                source);
     }
 
     @Override
@@ -141,7 +191,7 @@ public final class Decision {
         return "Decision{" + (allowed ? "allowed" : "rejected") + ", granted=" + granted + ", remaining=" + remaining
                 + ", retryAfterMicros=" + retryAfterMicros + ", resetAfterMicros=" + resetAfterMicros
                 + ", waitMicros=" + waitMicros + ", limit=" + limit + (lease == NO_LEASE ? "" : ", lease=" + lease)
-                + "}";
+                + (source == Source.STORE ? "" : ", source=" + source) + "}";
     }
 
     private static final class ChronoUnitHolder {

@@ -120,6 +120,7 @@ public interface RateLimiter extends AutoCloseable {
         private final Rule rule;
         private Store store;
         private Sleeper sleeper = Sleeper.system();
+        private SluiceListener listener = SluiceListener.NONE;
 
         Builder(Rule rule) {
             this.rule = Checks.notNull(rule, "rule");
@@ -137,9 +138,15 @@ public interface RateLimiter extends AutoCloseable {
             return this;
         }
 
+        /** Told of every decision ({@link SluiceListener#onDecision}); default {@link SluiceListener#NONE}. */
+        public Builder listener(SluiceListener listener) {
+            this.listener = Checks.notNull(listener, "listener");
+            return this;
+        }
+
         public RateLimiter build() {
             boolean owned = store == null;
-            return new DefaultRateLimiter(rule, owned ? Store.memory().build() : store, owned, sleeper);
+            return new DefaultRateLimiter(rule, owned ? Store.memory().build() : store, owned, sleeper, listener);
         }
     }
 

@@ -19,8 +19,14 @@ public final class Rule {
 
     private final String name;
     private final List<Limit> limits;
+    private final Mode mode;
+    private final FailurePolicy failurePolicy;
 
     private Rule(String name, List<Limit> limits) {
+        this(name, limits, Mode.exact(), FailurePolicy.raise());
+    }
+
+    private Rule(String name, List<Limit> limits, Mode mode, FailurePolicy failurePolicy) {
         this.name = Checks.name(name, "rule name");
         if (limits == null || limits.isEmpty()) {
             throw new IllegalArgumentException("limits of rule '" + name + "' must hold at least one limit");
@@ -42,6 +48,12 @@ public final class Rule {
                     + concurrency);
         }
         this.limits = Collections.unmodifiableList(new ArrayList<>(limits));
+        this.mode = Checks.notNull(mode, "mode");
+        this.failurePolicy = Checks.notNull(failurePolicy, "failure_policy");
+        mode.check(name, this.limits);
+        if (failurePolicy.kind() == FailurePolicy.Kind.LOCAL_FALLBACK) {
+            io.sluice.internal.LimitShares.scale(this, failurePolicy.share());
+        }
     }
 
     /**
@@ -61,6 +73,34 @@ public final class Rule {
 
     public String name() {
         return name;
+    }
+
+    /** How a shared store enforces the rule; default {@link Mode#exact()}. */
+    public Mode mode() {
+        return mode;
+    }
+
+    /** What the rule decides when its store cannot; default {@link FailurePolicy#raise()}. */
+    public FailurePolicy failurePolicy() {
+        return failurePolicy;
+    }
+
+    /**
+     * A copy enforced in {@code mode} by shared stores (the in-memory store decides every mode exactly).
+     *
+     * @throws IllegalArgumentException when a limit's algorithm cannot run in that mode (see {@link Mode})
+     */
+    public Rule withMode(Mode mode) {
+        return new Rule(name, limits, Checks.notNull(mode, "mode"), failurePolicy);
+    }
+
+    /**
+     * A copy that decides by {@code policy} when its store fails.
+     *
+     * @throws IllegalArgumentException when a local fallback's share leaves a limit without a permit
+     */
+    public Rule withFailurePolicy(FailurePolicy policy) {
+        return new Rule(name, limits, mode, Checks.notNull(policy, "failure_policy"));
     }
 
     /** The limits, in the order given. */
@@ -95,7 +135,7 @@ public final class Rule {
         if (!replaced) {
             next.add(limit);
         }
-        return new Rule(name, next);
+        return new Rule(name, next, mode, failurePolicy);
     }
 
     /**
@@ -111,16 +151,18 @@ public final class Rule {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof Rule r && r.name.equals(name) && r.limits.equals(limits);
+        return o instanceof Rule r && r.name.equals(name) && r.limits.equals(limits) && r.mode.equals(mode)
+                && r.failurePolicy.equals(failurePolicy);
     }
 
     @Override
     public int hashCode() {
-        return name.hashCode() * 31 + limits.hashCode();
+        return (name.hashCode() * 31 + limits.hashCode()) * 31 + mode.hashCode() * 7 + failurePolicy.hashCode();
     }
 
     @Override
     public String toString() {
-        return "Rule{" + name + ", " + limits + "}";
+        return "Rule{" + name + ", " + limits + (mode.kind() == Mode.Kind.EXACT ? "" : ", mode=" + mode)
+                + (failurePolicy.kind() == FailurePolicy.Kind.RAISE ? "" : ", on_failure=" + failurePolicy) + "}";
     }
 }

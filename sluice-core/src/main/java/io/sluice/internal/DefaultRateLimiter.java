@@ -7,6 +7,7 @@ import io.sluice.RefreshPeriod;
 import io.sluice.Request;
 import io.sluice.Rule;
 import io.sluice.Sleeper;
+import io.sluice.SluiceListener;
 import io.sluice.Store;
 import io.sluice.internal.algorithm.Arith;
 import java.time.Duration;
@@ -20,14 +21,47 @@ public final class DefaultRateLimiter implements RateLimiter {
     private final Store store;
     private final boolean ownsStore;
     private final Sleeper sleeper;
+    private final SluiceListener listener;
+    private final boolean listening;
     private volatile Rule rule;
 
-    public DefaultRateLimiter(Rule rule, Store store, boolean ownsStore, Sleeper sleeper) {
+    public DefaultRateLimiter(Rule rule, Store store, boolean ownsStore, Sleeper sleeper, SluiceListener listener) {
         this.rule = rule;
         this.store = store;
         this.ownsStore = ownsStore;
         this.sleeper = sleeper;
+        this.listener = listener;
+        this.listening = listener != SluiceListener.NONE;
     }
+
+    public DefaultRateLimiter(Rule rule, Store store, boolean ownsStore, Sleeper sleeper) {
+        this(rule, store, ownsStore, sleeper, SluiceListener.NONE);
+    }
+
+    /** Every decision goes through here: the listener hears of it, and only when there is one. */
+    private Decision decide(Rule r, String key, Request request) {
+        Decision d = store.decide(r, key, request);
+        if (listening) {
+            tell(r, d);
+        }
+        return d;
+    }
+
+    private CompletableFuture<Decision> decideAsync(Rule r, String key, Request request) {
+        CompletableFuture<Decision> f = store.decideAsync(r, key, request);
+        return listening ? f.thenApply(d -> tell(r, d)) : f;
+    }
+
+    private Decision tell(Rule r, Decision d) {
+        try {
+            listener.onDecision(r, d);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "listener " + listener + " failed on a decision; ignored", e);
+        }
+        return d;
+    }
+
+    private static final System.Logger LOG = System.getLogger(DefaultRateLimiter.class.getName());
 
     @Override
     public Rule rule() {
@@ -37,18 +71,18 @@ public final class DefaultRateLimiter implements RateLimiter {
     @Override
     public Decision tryAcquire(String key, long permits) {
         Rule r = rule;
-        return store.decide(r, RateLimiter.checkKey(key), Request.tryAcquire(checkPermits(r, permits)));
+        return decide(r, RateLimiter.checkKey(key), Request.tryAcquire(checkPermits(r, permits)));
     }
 
     @Override
     public Decision tryAcquireAtMost(String key, long permits) {
-        return store.decide(rule, RateLimiter.checkKey(key), Request.tryAcquireAtMost(checkAtMost(permits)));
+        return decide(rule, RateLimiter.checkKey(key), Request.tryAcquireAtMost(checkAtMost(permits)));
     }
 
     @Override
     public Decision reserve(String key, long permits, Duration maxWait) {
         Rule r = rule;
-        return store.decide(r, RateLimiter.checkKey(key),
+        return decide(r, RateLimiter.checkKey(key),
                 Request.reserve(checkPermits(r, permits), checkMaxWait(maxWait)));
     }
 
@@ -58,7 +92,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         if (permits != 0) {
             checkPermits(r, permits);
         }
-        return store.decide(r, RateLimiter.checkKey(key), Request.peek(permits));
+        return decide(r, RateLimiter.checkKey(key), Request.peek(permits));
     }
 
     @Override
@@ -76,7 +110,7 @@ public final class DefaultRateLimiter implements RateLimiter {
             if (Thread.interrupted()) {
                 throw new InterruptedException();
             }
-            Decision d = store.decide(rule, key, Request.reserve(permits, budget));
+            Decision d = decide(rule, key, Request.reserve(permits, budget));
             if (d.allowed()) {
                 sleeper.sleepMicros(d.waitMicros());
                 return d;
@@ -119,18 +153,18 @@ public final class DefaultRateLimiter implements RateLimiter {
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(String key, long permits) {
         Rule r = rule;
-        return store.decideAsync(r, RateLimiter.checkKey(key), Request.tryAcquire(checkPermits(r, permits)));
+        return decideAsync(r, RateLimiter.checkKey(key), Request.tryAcquire(checkPermits(r, permits)));
     }
 
     @Override
     public CompletableFuture<Decision> tryAcquireAtMostAsync(String key, long permits) {
-        return store.decideAsync(rule, RateLimiter.checkKey(key), Request.tryAcquireAtMost(checkAtMost(permits)));
+        return decideAsync(rule, RateLimiter.checkKey(key), Request.tryAcquireAtMost(checkAtMost(permits)));
     }
 
     @Override
     public CompletableFuture<Decision> reserveAsync(String key, long permits, Duration maxWait) {
         Rule r = rule;
-        return store.decideAsync(r, RateLimiter.checkKey(key),
+        return decideAsync(r, RateLimiter.checkKey(key),
                 Request.reserve(checkPermits(r, permits), checkMaxWait(maxWait)));
     }
 
@@ -143,7 +177,7 @@ public final class DefaultRateLimiter implements RateLimiter {
     }
 
     private CompletableFuture<Decision> acquireAsync(String key, long permits, long budget) {
-        return store.decideAsync(rule, key, Request.reserve(permits, budget)).thenCompose(d -> {
+        return decideAsync(rule, key, Request.reserve(permits, budget)).thenCompose(d -> {
             if (d.allowed()) {
                 return after(d.waitMicros()).thenApply(x -> d);
             }
@@ -171,7 +205,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         if (permits != 0) {
             checkPermits(r, permits);
         }
-        return store.decideAsync(r, RateLimiter.checkKey(key), Request.peek(permits));
+        return decideAsync(r, RateLimiter.checkKey(key), Request.peek(permits));
     }
 
     @Override

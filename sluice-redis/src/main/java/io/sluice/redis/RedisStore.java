@@ -1,6 +1,7 @@
 package io.sluice.redis;
 
 import io.sluice.Clock;
+import io.sluice.SluiceListener;
 import io.sluice.Decision;
 import io.sluice.Store;
 import io.sluice.redis.internal.DefaultRedisStore;
@@ -81,6 +82,9 @@ public interface RedisStore extends Store {
         private String prefix = DEFAULT_PREFIX;
         private Duration timeout = DEFAULT_TIMEOUT;
         private Clock clock;
+        private int breakerFailures = StoreSettings.DEFAULT_BREAKER_FAILURES;
+        private Duration breakerCoolDown = StoreSettings.DEFAULT_BREAKER_COOL_DOWN;
+        private SluiceListener listener = SluiceListener.NONE;
 
         Builder() {}
 
@@ -163,6 +167,30 @@ public interface RedisStore extends Store {
         }
 
         /**
+         * The circuit breaker in front of Redis: after {@code failures} consecutive failed calls (timeouts,
+         * lost or refused connections; not script errors) it stops calling Redis for {@code coolDown}, deciding
+         * by each rule's {@link io.sluice.FailurePolicy} at local speed, then lets one probe call through,
+         * which closes it on success or opens it for another cool-down. Default 3 failures, 2 s.
+         *
+         * @throws IllegalArgumentException unless failures in [1, 1000] and the cool-down in [1 ms, 1 h]
+         */
+        public Builder circuitBreaker(int failures, Duration coolDown) {
+            StoreSettings.checkBreaker(failures, coolDown);
+            this.breakerFailures = failures;
+            this.breakerCoolDown = coolDown;
+            return this;
+        }
+
+        /** Told of Redis calls, breaker transitions, leases and syncs; default {@link SluiceListener#NONE}. */
+        public Builder listener(SluiceListener listener) {
+            if (listener == null) {
+                throw new IllegalArgumentException("listener must not be null");
+            }
+            this.listener = listener;
+            return this;
+        }
+
+        /**
          * Connects and loads the script.
          *
          * @throws IllegalArgumentException when no URI was given, or the URIs do not fit the topology
@@ -170,7 +198,7 @@ public interface RedisStore extends Store {
          */
         public RedisStore build() {
             StoreSettings settings = new StoreSettings(RedisUris.parse(uris, cluster, timeout), cluster, prefix,
-                    timeout, clock, true, clientTimeSlack);
+                    timeout, clock, true, clientTimeSlack, breakerFailures, breakerCoolDown, listener);
             return DefaultRedisStore.connect(settings);
         }
     }

@@ -2,6 +2,7 @@ package io.sluice.redis.internal;
 
 import io.lettuce.core.RedisURI;
 import io.sluice.Clock;
+import io.sluice.SluiceListener;
 import java.time.Duration;
 import java.util.List;
 
@@ -17,9 +18,24 @@ import java.util.List;
  *                    demonstrate the double charge turn it off
  * @param clientTimeSlack with client time, how much longer than the state's remaining lifetime a key lives on
  *                    the server's clock
+ * @param breakerFailures consecutive failed calls (timeouts, connection errors) that open the circuit breaker
+ * @param breakerCoolDown how long an open breaker fails calls fast before it lets one probe through
+ * @param listener    told of store calls, breaker transitions, leases and syncs
  */
 public record StoreSettings(List<RedisURI> uris, boolean cluster, String prefix, Duration timeout, Clock clock,
-                            boolean deduplicate, Duration clientTimeSlack) {
+                            boolean deduplicate, Duration clientTimeSlack, int breakerFailures,
+                            Duration breakerCoolDown, SluiceListener listener) {
+
+    /** Default {@link #breakerFailures}. */
+    public static final int DEFAULT_BREAKER_FAILURES = 3;
+    /** Default {@link #breakerCoolDown}. */
+    public static final Duration DEFAULT_BREAKER_COOL_DOWN = Duration.ofSeconds(2);
+
+    public StoreSettings(List<RedisURI> uris, boolean cluster, String prefix, Duration timeout, Clock clock,
+                         boolean deduplicate, Duration clientTimeSlack) {
+        this(uris, cluster, prefix, timeout, clock, deduplicate, clientTimeSlack, DEFAULT_BREAKER_FAILURES,
+                DEFAULT_BREAKER_COOL_DOWN, SluiceListener.NONE);
+    }
 
     /** Default {@link #clientTimeSlack}: one second, for client clocks that track real time. */
     public static final Duration DEFAULT_CLIENT_TIME_SLACK = Duration.ofSeconds(1);
@@ -35,6 +51,21 @@ public record StoreSettings(List<RedisURI> uris, boolean cluster, String prefix,
         uris = List.copyOf(uris);
         checkPrefix(prefix);
         checkTimeout(timeout);
+        checkBreaker(breakerFailures, breakerCoolDown);
+        if (listener == null) {
+            throw new IllegalArgumentException("listener must not be null");
+        }
+    }
+
+    /** @throws IllegalArgumentException unless failures in [1, 1000] and the cool-down in [1 ms, 1 h] */
+    public static void checkBreaker(int failures, Duration coolDown) {
+        if (failures < 1 || failures > 1000) {
+            throw new IllegalArgumentException("breaker failures must be in [1, 1000], was " + failures);
+        }
+        if (coolDown == null || coolDown.compareTo(Duration.ofMillis(1)) < 0 || coolDown.compareTo(MAX_TIMEOUT) > 0) {
+            throw new IllegalArgumentException("breaker cool_down must be between 1ms and " + MAX_TIMEOUT + ", was "
+                    + coolDown);
+        }
     }
 
     /**

@@ -1,0 +1,57 @@
+package io.sluice;
+
+/**
+ * Receives what limiters and stores do, for metrics, logs and tests ({@code sluice-micrometer} turns these into
+ * Micrometer meters). Every method has an empty default; implement the ones you need.
+ *
+ * <p>Methods are called on the thread that made the decision or on the store's I/O threads: they must be
+ * fast, must not block, and must not throw (an exception is logged and dropped by callers that can, never
+ * turned into a decision). With no listener configured ({@link #NONE}) nothing is measured and nothing is
+ * called.
+ */
+public interface SluiceListener {
+
+    /** The listener that does nothing, the default everywhere: callers skip timing entirely for it. */
+    SluiceListener NONE = new SluiceListener() {
+        @Override
+        public String toString() {
+            return "SluiceListener.NONE";
+        }
+    };
+
+    /** States of a store's circuit breaker. */
+    enum BreakerState {
+        /** Calls go to the store. */
+        CLOSED,
+        /** Calls fail fast to the failure policy until the cool-down ends. */
+        OPEN,
+        /** The cool-down ended: one probe call goes to the store; its outcome closes or reopens the breaker. */
+        HALF_OPEN
+    }
+
+    /** A limiter decided a request for a key under {@code rule} ({@link Decision#source()} says who decided). */
+    default void onDecision(Rule rule, Decision decision) {
+    }
+
+    /**
+     * A store finished one call to its backend ({@code operation} e.g. {@code decide}, {@code lease},
+     * {@code sync}, {@code release}) in {@code nanos}; {@code error} is null on success.
+     */
+    default void onStoreCall(String operation, long nanos, Throwable error) {
+    }
+
+    /** A store's circuit breaker changed state; {@code reason} says why, e.g. the failure that opened it. */
+    default void onBreakerTransition(BreakerState from, BreakerState to, String reason) {
+    }
+
+    /** A leased-mode node asked the store for {@code requested} permits of {@code rule} and got {@code granted}. */
+    default void onLease(Rule rule, long requested, long granted) {
+    }
+
+    /**
+     * A synced-mode node finished one sync round: {@code keys} keys, {@code pushed} permits pushed, in
+     * {@code nanos}; {@code error} is null on success.
+     */
+    default void onSync(int keys, long pushed, long nanos, Throwable error) {
+    }
+}
