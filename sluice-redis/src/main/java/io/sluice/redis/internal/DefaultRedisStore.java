@@ -46,10 +46,12 @@ public final class DefaultRedisStore implements RedisStore {
     private final AtomicLong replayedReplies = new AtomicLong();
     private final AtomicLong scriptLoads = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final RedisGate gate;
 
     private DefaultRedisStore(StoreSettings settings, RedisPort port) {
         this.settings = settings;
         this.port = port;
+        this.gate = RedisGate.direct(settings.listener());
         this.layout = new KeyLayout(settings.prefix());
         this.dedupTtlMillis = Long.toString(settings.dedupTtl().toMillis());
         this.where = RedisUris.describe(settings.uris());
@@ -87,6 +89,18 @@ public final class DefaultRedisStore implements RedisStore {
 
     @Override
     public CompletableFuture<Decision> decideAsync(Rule rule, String key, Request request) {
+        return switch (rule.mode().kind()) {
+            // Until the local-first modes and the coalescer land, every mode is decided exactly.
+            case EXACT, COALESCED, LEASED, SYNCED -> exact(rule, key, request);
+        };
+    }
+
+    /** One script call decides the request: the exact mode. */
+    private CompletableFuture<Decision> exact(Rule rule, String key, Request request) {
+        return gate.call("decide", () -> exactCall(rule, key, request));
+    }
+
+    private CompletableFuture<Decision> exactCall(Rule rule, String key, Request request) {
         try {
             DecisionCall call = DecisionCall.decide(List.of(target(rule, key)), request, now(), requestId(), layout,
                     dedupTtlMillis);
