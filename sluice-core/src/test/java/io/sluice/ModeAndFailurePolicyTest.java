@@ -79,7 +79,7 @@ class ModeAndFailurePolicyTest {
         assertThat(rule.withFailurePolicy(FailurePolicy.localFallback(0.25)).failurePolicy().share()).isEqualTo(0.25);
         assertThatThrownBy(() -> rule.withFailurePolicy(FailurePolicy.localFallback(0.02)))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("fallback_share 0.02 leaves limit of limit 'sliding_log' of rule 'partner' at 0")
+                .hasMessageContaining("fallback_share 0.02 leaves limit 'sliding_log' of rule 'partner' with limit=0 (from 30)")
                 .hasMessageContaining("at least 1/30");
         assertThatThrownBy(() -> FailurePolicy.localFallback(0)).hasMessageContaining("fallback_share must be");
         assertThatThrownBy(() -> FailurePolicy.localFallback(1.5)).hasMessageContaining("fallback_share must be");

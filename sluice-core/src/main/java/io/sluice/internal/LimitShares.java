@@ -79,8 +79,8 @@ public final class LimitShares {
     private static long count(String rule, Limit limit, String field, long value, double share) {
         long scaled = (long) Math.floor(value * share);
         if (scaled < 1) {
-            throw new IllegalArgumentException("fallback_share " + share + " leaves " + field + " of limit '"
-                    + limit.name() + "' of rule '" + rule + "' at " + scaled + " (from " + value
+            throw new IllegalArgumentException("fallback_share " + share + " leaves limit '" + limit.name()
+                    + "' of rule '" + rule + "' with " + field + "=" + scaled + " (from " + value
                     + "); expected a share of at least 1/" + value);
         }
         return scaled;
