@@ -6,11 +6,14 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.sluice.FailurePolicy;
 import io.sluice.Limit;
+import io.sluice.Mode;
 import io.sluice.Rule;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -28,11 +31,17 @@ import java.util.Map;
  *   per_second: {algorithm: token_bucket, capacity: 5, refill_tokens: 5, refill_period: 1s}
  * rules:
  *   partner_api: {limits: [per_minute, per_second]}
+ *   hot_path: {limits: [per_second], mode: leased, lease_ttl: 200ms, on_failure: local_fallback, fallback_share: 0.25}
  * </pre>
  *
  * <p>{@code limits} (required, at least one) maps each limit's name to its {@code algorithm} and that
  * algorithm's snake_case parameters; the name becomes the limit's {@link Limit#name()}, which decisions
- * report. {@code rules} (optional) maps each rule's name to the list of limit names it applies together.
+ * report. {@code rules} (optional) maps each rule's name to the list of limit names it applies together, and
+ * optionally how a shared store enforces it ({@code mode}: {@code exact} (default), {@code coalesced},
+ * {@code leased} with {@code lease_ttl} and {@code max_batch}, {@code synced} with {@code sync_interval}; see
+ * {@link Mode}) and what it decides when the store fails ({@code on_failure}: {@code raise} (default),
+ * {@code fail_open}, {@code fail_closed}, {@code local_fallback} with {@code fallback_share}; see
+ * {@link FailurePolicy}).
  * Durations are strings with a unit ({@link Durations}); omitted optional parameters take the defaults of the
  * records' {@code of(...)} factories. Anything else — an unknown field or algorithm, a value of the wrong
  * type, a rule naming an unknown limit, a value the record refuses — is a {@link RuleFileException} naming
@@ -161,11 +170,15 @@ public final class RuleFile {
         return schema.define(name, definition);
     }
 
+    /** The fields a rule may have besides its limits. */
+    private static final List<String> RULE_FIELDS = List.of("limits", "mode", "lease_ttl", "max_batch",
+            "sync_interval", "on_failure", "fallback_share");
+
     private static Rule defineRule(String name, Node definition, Map<String, Limit> limits) throws RuleFileException {
         Map<String, Node> members = definition.members("a map with 'limits': a list of limit names");
         for (Map.Entry<String, Node> e : members.entrySet()) {
-            if (!e.getKey().equals("limits")) {
-                throw e.getValue().error("unknown field; a rule has 'limits', a list of limit names");
+            if (!RULE_FIELDS.contains(e.getKey())) {
+                throw e.getValue().error("unknown field; a rule has " + String.join(", ", RULE_FIELDS));
             }
         }
         Node listNode = members.get("limits");
@@ -186,11 +199,125 @@ public final class RuleFile {
             }
             chosen.add(limit);
         }
+        Rule rule;
         try {
-            return Rule.of(name, chosen);
+            rule = Rule.of(name, chosen);
         } catch (IllegalArgumentException e) {
             throw (e.getMessage().startsWith("rule name") ? definition : listNode).error(e.getMessage());
         }
+        Node modeNode = members.get("mode");
+        if (modeNode != null || members.containsKey("lease_ttl") || members.containsKey("max_batch")
+                || members.containsKey("sync_interval")) {
+            Mode mode = defineMode(modeNode == null ? definition : modeNode, members);
+            try {
+                rule = rule.withMode(mode);
+            } catch (IllegalArgumentException e) {
+                throw (modeNode == null ? definition : modeNode).error(e.getMessage());
+            }
+        }
+        Node policyNode = members.get("on_failure");
+        if (policyNode != null || members.containsKey("fallback_share")) {
+            FailurePolicy policy = definePolicy(policyNode == null ? definition : policyNode, members);
+            try {
+                rule = rule.withFailurePolicy(policy);
+            } catch (IllegalArgumentException e) {
+                // The share is what leaves a limit without permits.
+                Node share = members.get("fallback_share");
+                throw (share != null ? share : policyNode == null ? definition : policyNode).error(e.getMessage());
+            }
+        }
+        return rule;
+    }
+
+    /** {@code mode} and the options that belong to it: {@code lease_ttl}, {@code max_batch}, {@code sync_interval}. */
+    private static Mode defineMode(Node at, Map<String, Node> members) throws RuleFileException {
+        Node modeNode = members.get("mode");
+        String kind = modeNode == null ? "exact" : modeNode.string("one of exact, coalesced, leased, synced");
+        Node ttl = members.get("lease_ttl");
+        Node batch = members.get("max_batch");
+        Node interval = members.get("sync_interval");
+        for (Node option : new Node[] {ttl, batch}) {
+            if (option != null && !kind.equals("leased")) {
+                throw option.error("applies to mode leased only; this rule's mode is " + kind);
+            }
+        }
+        if (interval != null && !kind.equals("synced")) {
+            throw interval.error("applies to mode synced only; this rule's mode is " + kind);
+        }
+        try {
+            switch (kind) {
+                case "exact":
+                    return Mode.exact();
+                case "coalesced":
+                    return Mode.coalesced();
+                case "leased": {
+                    Mode mode = Mode.leased();
+                    if (ttl != null) {
+                        mode = mode.withLeaseTtl(duration(ttl));
+                    }
+                    if (batch != null) {
+                        mode = mode.withMaxBatch(longValue(batch, "an integer number of permits"));
+                    }
+                    return mode;
+                }
+                case "synced":
+                    return Mode.synced(interval == null ? Mode.DEFAULT_SYNC_INTERVAL : duration(interval));
+                default:
+                    throw at.error("unknown mode \"" + kind + "\"; expected one of exact, coalesced, leased, synced");
+            }
+        } catch (IllegalArgumentException e) {
+            String field = e.getMessage().substring(0, Math.max(0, e.getMessage().indexOf(' ')));
+            Node culprit = members.get(field);
+            throw (culprit == null ? at : culprit).error(e.getMessage());
+        }
+    }
+
+    /** {@code on_failure} and, for {@code local_fallback}, {@code fallback_share}. */
+    private static FailurePolicy definePolicy(Node at, Map<String, Node> members) throws RuleFileException {
+        Node policyNode = members.get("on_failure");
+        String kind = policyNode == null ? "raise"
+                : policyNode.string("one of raise, fail_open, fail_closed, local_fallback");
+        Node shareNode = members.get("fallback_share");
+        if (shareNode != null && !kind.equals("local_fallback")) {
+            throw shareNode.error("applies to on_failure: local_fallback only; this rule's on_failure is " + kind);
+        }
+        switch (kind) {
+            case "raise":
+                return FailurePolicy.raise();
+            case "fail_open":
+                return FailurePolicy.failOpen();
+            case "fail_closed":
+                return FailurePolicy.failClosed();
+            case "local_fallback":
+                if (shareNode == null) {
+                    throw at.error("local_fallback needs fallback_share: the share of each limit a node enforces "
+                            + "alone, in (0, 1], e.g. 0.25 for four nodes");
+                }
+                try {
+                    return FailurePolicy.localFallback(shareNode.number("a number in (0, 1]").doubleValue());
+                } catch (IllegalArgumentException e) {
+                    throw shareNode.error(e.getMessage());
+                }
+            default:
+                throw at.error("unknown on_failure \"" + kind
+                        + "\"; expected one of raise, fail_open, fail_closed, local_fallback");
+        }
+    }
+
+    private static Duration duration(Node n) throws RuleFileException {
+        try {
+            return Durations.parse(n.string(Durations.EXPECTED));
+        } catch (IllegalArgumentException e) {
+            throw n.error(e.getMessage());
+        }
+    }
+
+    private static long longValue(Node n, String expected) throws RuleFileException {
+        java.math.BigInteger v = n.integer(expected);
+        if (v.bitLength() > 62) {
+            throw n.error("expected " + expected + "; was " + v);
+        }
+        return v.longValue();
     }
 
     private static Node readDocument(String source, String text) throws RuleFileException {

@@ -203,9 +203,54 @@ class RuleFileTest {
         assertError("limits:\n  a: {algorithm: gcra, limit: 1, period: 1s}\nrules:\n  api: {limits: []}\n",
                 4, 9, "rules.api.limits", "expected at least one limit name");
         assertError("limits:\n  a: {algorithm: gcra, limit: 1, period: 1s}\nrules:\n  api: {limit: [a]}\n",
-                4, 9, "rules.api.limit", "unknown field; a rule has 'limits'");
+                4, 9, "rules.api.limit", "unknown field; a rule has limits, mode, lease_ttl");
         assertError("limits:\n  a: {algorithm: gcra, limit: 1, period: 1s}\nrules:\n  api: [a]\n",
                 4, 3, "rules.api", "expected a map with 'limits': a list of limit names; was a list");
+    }
+
+    @Test
+    void rulesCarryTheirModeAndFailurePolicy() throws Exception {
+        RuleFile file = RuleFile.parse("m.yaml", "limits:\n"
+                + "  w: {algorithm: fixed_window, limit: 100, window: 1s}\n"
+                + "  s: {algorithm: sliding_window, limit: 100, window: 1s}\n"
+                + "rules:\n"
+                + "  plain: {limits: [w]}\n"
+                + "  hot: {limits: [w], mode: leased, lease_ttl: 200ms, max_batch: 10, on_failure: fail_open}\n"
+                + "  busy: {limits: [w, s], mode: synced, sync_interval: 50ms, on_failure: local_fallback,"
+                + " fallback_share: 0.25}\n"
+                + "  queued: {limits: [w], mode: coalesced, on_failure: fail_closed}\n");
+        assertThat(file.rules().get("plain").mode()).isEqualTo(io.sluice.Mode.exact());
+        assertThat(file.rules().get("plain").failurePolicy()).isEqualTo(io.sluice.FailurePolicy.raise());
+        assertThat(file.rules().get("hot").mode()).isEqualTo(io.sluice.Mode.leased()
+                .withLeaseTtl(java.time.Duration.ofMillis(200)).withMaxBatch(10));
+        assertThat(file.rules().get("hot").failurePolicy()).isEqualTo(io.sluice.FailurePolicy.failOpen());
+        assertThat(file.rules().get("busy").mode()).isEqualTo(io.sluice.Mode.synced(java.time.Duration.ofMillis(50)));
+        assertThat(file.rules().get("busy").failurePolicy()).isEqualTo(io.sluice.FailurePolicy.localFallback(0.25));
+        assertThat(file.rules().get("queued").mode()).isEqualTo(io.sluice.Mode.coalesced());
+        assertThat(file.rules().get("queued").failurePolicy()).isEqualTo(io.sluice.FailurePolicy.failClosed());
+    }
+
+    @Test
+    void modeAndPolicyErrorsNameTheField() {
+        String limits = "limits:\n  g: {algorithm: gcra, limit: 10, period: 1s}\nrules:\n";
+        assertError(limits + "  api: {limits: [g], mode: turbo}\n", 4, 22, "rules.api.mode",
+                "unknown mode \"turbo\"; expected one of exact, coalesced, leased, synced");
+        assertError(limits + "  api: {limits: [g], mode: synced}\n", 4, 22, "rules.api.mode",
+                "mode synced of rule 'api' supports [fixed_window, sliding_window]; limit 'g' is gcra");
+        assertError(limits + "  api: {limits: [g], mode: leased, sync_interval: 1s}\n", 4, 36,
+                "rules.api.sync_interval", "applies to mode synced only; this rule's mode is leased");
+        assertError(limits + "  api: {limits: [g], mode: leased, lease_ttl: 0ms}\n", 4, 36, "rules.api.lease_ttl",
+                "lease_ttl must be between 1ms and 1h");
+        assertError(limits + "  api: {limits: [g], mode: leased, max_batch: 0}\n", 4, 36, "rules.api.max_batch",
+                "max_batch must be in [1, ");
+        assertError(limits + "  api: {limits: [g], on_failure: local_fallback}\n", 4, 22, "rules.api.on_failure",
+                "local_fallback needs fallback_share");
+        assertError(limits + "  api: {limits: [g], on_failure: local_fallback, fallback_share: 0.01}\n", 4, 50,
+                "rules.api.fallback_share", "fallback_share 0.01 leaves limit 'g' of rule 'api' with limit=0");
+        assertError(limits + "  api: {limits: [g], on_failure: fail_open, fallback_share: 0.5}\n", 4, 45,
+                "rules.api.fallback_share", "applies to on_failure: local_fallback only");
+        assertError(limits + "  api: {limits: [g], on_failure: sometimes}\n", 4, 22, "rules.api.on_failure",
+                "unknown on_failure \"sometimes\"");
     }
 
     @Test
