@@ -13,8 +13,9 @@ final class Json {
     private Json() {}
 
     /**
-     * A decision: {@code allowed, granted, remaining, retry_after_ms, reset_after_ms, wait_ms, limit} and, when a
-     * concurrency limit granted one, {@code lease}.
+     * A decision: {@code allowed, granted, remaining, retry_after_ms, reset_after_ms, wait_ms, limit}; when a
+     * concurrency limit granted one, {@code lease}; and when the store did not decide in its shared state,
+     * {@code source} ({@code lease}, {@code sync}, {@code fail_open}, {@code fail_closed}, {@code local_fallback}).
      */
     static StringBuilder decision(StringBuilder s, Decision d) {
         s.append("{\"allowed\":").append(d.allowed());
@@ -30,6 +31,9 @@ final class Json {
         string(s, d.limit());
         if (d.lease() != Decision.NO_LEASE) {
             s.append(",\"lease\":").append(d.lease());
+        }
+        if (d.source() != Decision.Source.STORE) {
+            s.append(",\"source\":\"").append(d.source().name().toLowerCase(java.util.Locale.ROOT)).append('"');
         }
         return s.append('}');
     }

@@ -20,6 +20,7 @@ import com.linecorp.armeria.server.grpc.GrpcService;
 import com.linecorp.armeria.server.grpc.GrpcServiceBuilder;
 import io.grpc.ServerInterceptors;
 import io.sluice.Store;
+import io.sluice.micrometer.SluiceMetrics;
 import io.sluice.rules.RuleFileException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -467,8 +468,14 @@ public final class SluiceServer implements AutoCloseable {
                     maxBatch, maxKeyLength, maxEntries, envoyHeaders, shutdownQuietPeriod, shutdownTimeout);
             RuleSet.Sources sources = RuleSet.read(settings.rules());
             boolean owns = store == null;
-            Store s = owns ? StoreFactory.open(storeSpec) : store;
             ServerMetrics metrics = new ServerMetrics();
+            Store s;
+            try {
+                s = owns ? StoreFactory.open(storeSpec, new SluiceMetrics(metrics.registry())) : store;
+            } catch (RuntimeException e) {
+                metrics.close();
+                throw e;
+            }
             try {
                 AtomicReference<RuleSet> current = new AtomicReference<>(RuleSet.bind(sources, s));
                 metrics.rulesLoaded(ruleCount(current.get()));

@@ -17,6 +17,14 @@ public final class StoreFactory {
      *                                  build
      */
     public static Store open(String spec) {
+        return open(spec, io.sluice.SluiceListener.NONE);
+    }
+
+    /**
+     * As {@link #open(String)}, with a listener told of the Redis store's calls, breaker transitions, leases and
+     * syncs (the in-memory store has none of these).
+     */
+    public static Store open(String spec, io.sluice.SluiceListener listener) {
         if (spec.equals("memory")) {
             return Store.memory().build();
         }
@@ -25,7 +33,7 @@ public final class StoreFactory {
             // Every server process pointed at the same Redis decides in it, which is how several share limits.
             // Two or more comma-separated seed URIs mean a Redis Cluster (as `sluice replay --store` reads them).
             boolean cluster = !lower.startsWith("redis-sentinel://") && spec.contains(",");
-            return io.sluice.redis.RedisStore.builder().uri(spec).cluster(cluster).build();
+            return io.sluice.redis.RedisStore.builder().uri(spec).cluster(cluster).listener(listener).build();
         }
         throw new IllegalArgumentException("--store must be memory or a redis://, rediss:// or redis-sentinel:// URI, was '" + spec + "'");
     }

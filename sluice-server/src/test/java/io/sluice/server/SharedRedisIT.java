@@ -108,6 +108,14 @@ class SharedRedisIT {
             pool.shutdown();
             assertThat(admitted).hasValue(LIMIT);
             assertThat(ok).hasValue(ENVOY_LIMIT);
+            // The Redis store reports its calls to the server's registry (sluice-micrometer's SluiceMetrics).
+            String metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + servers.get(0).httpPort
+                    + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+            Matcher calls0 = Pattern.compile("sluice_store_calls_seconds_count\\{[^}]*operation=\"decide\"[^}]*"
+                    + "outcome=\"success\"[^}]*} (\\d+)").matcher(metrics);
+            assertThat(calls0.find()).as(metrics).isTrue();
+            assertThat(Long.parseLong(calls0.group(1))).isGreaterThanOrEqualTo(REQUESTS / 2);
+            assertThat(metrics).contains("sluice_breaker_state");
         } finally {
             for (Served s : servers) {
                 s.stop();

@@ -1,0 +1,27 @@
+package io.sluice.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.Decision;
+import org.junit.jupiter.api.Test;
+
+class JsonTest {
+
+    private final Decision stored = new Decision(true, 1, 4, 0, 2_500, 0, "per_second", Decision.NO_LEASE);
+
+    @Test
+    void aDecisionOfTheStoreCarriesNoSource() {
+        assertThat(Json.decision(new StringBuilder(), stored).toString()).isEqualTo("{\"allowed\":true,\"granted\":1,"
+                + "\"remaining\":4,\"retry_after_ms\":0,\"reset_after_ms\":2.5,\"wait_ms\":0,\"limit\":\"per_second\"}");
+    }
+
+    @Test
+    void aDecisionMadeUnderAPolicyOrLocallySaysSo() {
+        assertThat(Json.decision(new StringBuilder(), stored.withSource(Decision.Source.FAIL_OPEN)).toString())
+                .endsWith(",\"limit\":\"per_second\",\"source\":\"fail_open\"}");
+        assertThat(Json.decision(new StringBuilder(), stored.withSource(Decision.Source.LOCAL_FALLBACK)).toString())
+                .endsWith(",\"source\":\"local_fallback\"}");
+        assertThat(Json.decision(new StringBuilder(), stored.withSource(Decision.Source.LEASE)).toString())
+                .endsWith(",\"source\":\"lease\"}");
+    }
+}
