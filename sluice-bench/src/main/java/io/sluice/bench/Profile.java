@@ -19,6 +19,8 @@ import java.util.List;
  * @param manyKeys             the "many keys" count of the Redis suite
  * @param inFlights            requests in flight of the Redis suite
  * @param redisSluiceAlgorithms Sluice algorithms of the Redis suite
+ * @param redisSluiceModes     Sluice rows of the Redis suite in a mode other than exact (plain), as
+ *                             {@code algorithm/mode}, e.g. {@code token_bucket/leased}
  * @param redisPeers           peers of the Redis suite (bucket4j, bucket4j-batch, redisson, bare-lua)
  * @param redisWarmupMillis    warm-up before the measured runs of a Redis row
  * @param redisRuns            measured runs per Redis row (the row reports their medians)
@@ -32,18 +34,21 @@ import java.util.List;
 public record Profile(String name, int jmhForks, int jmhWarmupIterations, int jmhWarmupMillis, int jmhIterations,
                       int jmhIterationMillis, List<Integer> localThreads, List<String> localSluiceAlgorithms,
                       List<Integer> localKeyCounts, List<String> localPeers, int manyKeys, List<Integer> inFlights,
-                      List<String> redisSluiceAlgorithms, List<String> redisPeers, int redisWarmupMillis,
+                      List<String> redisSluiceAlgorithms, List<String> redisSluiceModes, List<String> redisPeers,
+                      int redisWarmupMillis,
                       int redisRuns, int redisRunMillis, int ceilingRequests, int memoryKeys, int logKeys,
                       int replayLines) {
 
     private static final List<String> LOCAL_ALGORITHMS = List.of("token_bucket", "gcra", "fixed_window",
             "sliding_window", "smooth_bursty");
     private static final List<String> LOCAL_PEERS = List.of("guava", "bucket4j", "resilience4j");
+    private static final List<String> REDIS_MODES = List.of("token_bucket/coalesced", "token_bucket/leased",
+            "gcra/coalesced", "gcra/leased", "fixed_window/leased", "fixed_window/synced");
     private static final List<String> REDIS_PEERS = List.of("bucket4j", "bucket4j-batch", "redisson", "bare-lua");
 
     /** The run docs/benchmarks.md reports. */
     public static final Profile FULL = new Profile("full", 1, 3, 1000, 5, 1000, List.of(1, 2), LOCAL_ALGORITHMS,
-            List.of(1, 10_000), LOCAL_PEERS, 10_000, List.of(1, 8, 64), LOCAL_ALGORITHMS, REDIS_PEERS, 1000, 3,
+            List.of(1, 10_000), LOCAL_PEERS, 10_000, List.of(1, 8, 64), LOCAL_ALGORITHMS, REDIS_MODES, REDIS_PEERS, 1000, 3,
             1000, 200_000, 10_000, 3, 1_000_000);
 
     /**
@@ -52,5 +57,5 @@ public record Profile(String name, int jmhForks, int jmhWarmupIterations, int jm
      */
     public static final Profile QUICK = new Profile("quick", 0, 1, 300, 2, 200, List.of(1, 2), LOCAL_ALGORITHMS,
             List.of(1, 10_000), LOCAL_PEERS, 10_000, List.of(1, 8, 64), List.of("token_bucket", "gcra"),
-            REDIS_PEERS, 200, 1, 400, 20_000, 1_000, 1, 200_000);
+            List.of("token_bucket/coalesced", "token_bucket/leased"), REDIS_PEERS, 200, 1, 400, 20_000, 1_000, 1, 200_000);
 }

@@ -33,7 +33,7 @@ class BenchSmokeIT {
 
     private static final Profile TINY = new Profile("smoke-test", 0, 1, 100, 2, 100, List.of(1),
             List.of("token_bucket"), List.of(1), List.of("bucket4j"), 50, List.of(4), List.of("token_bucket"),
-            List.of("bare-lua"), 100, 2, 150, 2_000, 50, 0, 1_000);
+            List.of("token_bucket/leased"), List.of("bare-lua"), 100, 2, 150, 2_000, 50, 0, 1_000);
 
     @Test
     void aTinyRunWritesValidResultsAndTheReport(@TempDir Path dir) throws Exception {

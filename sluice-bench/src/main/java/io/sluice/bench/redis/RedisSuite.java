@@ -44,8 +44,8 @@ public final class RedisSuite implements Suite {
         try (RespClient admin = redis.admin()) {
             context.programVersion("redis", RedisStats.version(admin));
             // The store's default timeout, as users get it: under overload its errors are part of the result.
-            List<Entry> entries = entries(uri, profile.redisSluiceAlgorithms(), profile.redisPeers(),
-                    RedisLimits.LOAD, RedisStore.Builder.DEFAULT_TIMEOUT).stream()
+            List<Entry> entries = entries(uri, profile.redisSluiceAlgorithms(), profile.redisSluiceModes(),
+                    profile.redisPeers(), RedisLimits.LOAD, RedisStore.Builder.DEFAULT_TIMEOUT).stream()
                     .filter(e -> context.selected(e.system(), e.algorithm())).toList();
             List<RedisContender> contenders = new ArrayList<>();
             try {
@@ -116,16 +116,32 @@ public final class RedisSuite implements Suite {
         }
     }
 
-    /**
-     * The contenders: Sluice with each of {@code algorithms} (its store with {@code sluiceTimeout}), then each of
-     * {@code peers}.
-     */
+    /** As {@link #entries(String, List, List, List, RedisLimits, Duration)} with Sluice in exact mode only. */
     public static List<Entry> entries(String uri, List<String> algorithms, List<String> peers, RedisLimits limits,
                                       Duration sluiceTimeout) {
+        return entries(uri, algorithms, List.of(), peers, limits, sluiceTimeout);
+    }
+
+    /**
+     * The contenders: Sluice with each of {@code algorithms} in exact mode (its store with {@code sluiceTimeout}),
+     * Sluice in each of {@code modes} ({@code algorithm/mode}), then each of {@code peers}.
+     */
+    public static List<Entry> entries(String uri, List<String> algorithms, List<String> modes, List<String> peers,
+                                      RedisLimits limits, Duration sluiceTimeout) {
         List<Entry> entries = new ArrayList<>();
         for (String algorithm : algorithms) {
             entries.add(new Entry("sluice", algorithm,
                     () -> new SluiceContender(uri, algorithm, limits, sluiceTimeout)));
+        }
+        for (String pair : modes) {
+            int slash = pair.indexOf('/');
+            if (slash < 0) {
+                throw new IllegalArgumentException("a Sluice mode row must be algorithm/mode, was " + pair);
+            }
+            String algorithm = pair.substring(0, slash);
+            io.sluice.Mode mode = SluiceContender.mode(pair.substring(slash + 1));
+            entries.add(new Entry("sluice", algorithm,
+                    () -> new SluiceContender(uri, algorithm, mode, limits, sluiceTimeout)));
         }
         for (String peer : peers) {
             entries.add(switch (peer) {

@@ -1,29 +1,56 @@
 package io.sluice.bench.redis;
 
 import io.sluice.Decision;
+import io.sluice.Mode;
 import io.sluice.RateLimiter;
 import io.sluice.Rule;
 import io.sluice.redis.RedisStore;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
-/** Sluice's Redis store through the public facade: one EVALSHA per decision. */
+/**
+ * Sluice's Redis store through the public facade, in one {@link Mode}: exact ("plain", one EVALSHA per decision),
+ * coalesced, leased or synced.
+ */
 final class SluiceContender implements RedisContender {
     private final String algorithm;
+    private final Mode mode;
     private final RedisLimits limits;
     private final RedisStore store;
     private final RateLimiter limiter;
 
     SluiceContender(String uri, String algorithm, RedisLimits limits, Duration timeout) {
-        this(RedisStore.builder().uri(uri).timeout(timeout).build(), algorithm, limits);
+        this(uri, algorithm, Mode.exact(), limits, timeout);
+    }
+
+    SluiceContender(String uri, String algorithm, Mode mode, RedisLimits limits, Duration timeout) {
+        this(RedisStore.builder().uri(uri).timeout(timeout).build(), algorithm, mode, limits);
     }
 
     /** On {@code store}, which this contender closes. */
     SluiceContender(RedisStore store, String algorithm, RedisLimits limits) {
+        this(store, algorithm, Mode.exact(), limits);
+    }
+
+    private SluiceContender(RedisStore store, String algorithm, Mode mode, RedisLimits limits) {
         this.algorithm = algorithm;
+        this.mode = mode;
         this.limits = limits;
         this.store = store;
-        this.limiter = RateLimiter.builder(Rule.of("bench", limits.sluice(algorithm))).store(store).build();
+        this.limiter = RateLimiter.builder(Rule.of("bench", limits.sluice(algorithm)).withMode(mode)).store(store)
+                .build();
+    }
+
+    /** A mode by its rule-file name, with its defaults (synced: every 100 ms; leased: 500 ms leases). */
+    static Mode mode(String name) {
+        return switch (name) {
+            case "plain", "exact" -> Mode.exact();
+            case "coalesced" -> Mode.coalesced();
+            case "leased" -> Mode.leased();
+            case "synced" -> Mode.synced(Mode.DEFAULT_SYNC_INTERVAL);
+            default -> throw new IllegalArgumentException("unknown Sluice mode " + name
+                    + "; expected plain, coalesced, leased or synced");
+        };
     }
 
     @Override
@@ -33,7 +60,7 @@ final class SluiceContender implements RedisContender {
 
     @Override
     public String variant() {
-        return "plain";
+        return mode.kind() == Mode.Kind.EXACT ? "plain" : mode.name();
     }
 
     @Override
@@ -43,7 +70,7 @@ final class SluiceContender implements RedisContender {
 
     @Override
     public String config() {
-        return limits.describe(algorithm);
+        return limits.describe(algorithm) + (mode.kind() == Mode.Kind.EXACT ? "" : ", mode " + mode);
     }
 
     @Override

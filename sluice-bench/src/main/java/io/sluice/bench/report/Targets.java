@@ -34,6 +34,7 @@ final class Targets {
     static List<Check> evaluate(Rows rows) {
         Targets t = new Targets(rows);
         t.redis();
+        t.modes();
         t.local();
         t.memory();
         return t.checks;
@@ -88,6 +89,41 @@ final class Targets {
             cases.add("script alone (redis-benchmark)", alone, alone != null && alone <= 8.0,
                     Format.decimal(alone, 1) + " µs");
             cases.check("Redis CPU per decision ≤ 8 µs: Sluice " + algorithm + " (hot key, 64 in flight)");
+        }
+    }
+
+    /** The local-first modes' targets (issue: local-first modes and failure policies). */
+    private void modes() {
+        for (String algorithm : FAST_ALGORITHMS) {
+            Cases vsBatch = new Cases();
+            Cases commands = new Cases();
+            Cases cpu = new Cases();
+            for (String mode : List.of("async", "sync")) {
+                Optional<Measurement> leased = rows.find("redis", "sluice", algorithm, mode, 1, null, 64, "leased");
+                Optional<Measurement> plain = rows.find("redis", "sluice", algorithm, mode, 1, null, 64, "plain");
+                Optional<Measurement> coalesced = rows.find("redis", "sluice", algorithm, mode, 1, null, 64,
+                        "coalesced");
+                Optional<Measurement> batch = rows.find("redis", "bucket4j-batch", null, mode, 1, null, 64, null);
+                Double ratio = leased.isPresent() && batch.isPresent()
+                        ? leased.get().decisionsPerS() / batch.get().decisionsPerS() : null;
+                long over = leased.map(m -> m.overAdmitted() == null ? 0L : m.overAdmitted()).orElse(0L);
+                vsBatch.add(mode, ratio, ratio != null && ratio >= 2.0 && over == 0,
+                        Format.ratio(ratio) + (over == 0 ? "" : ", " + over + " over-admitted"));
+                Double fewer = leased.isPresent() && plain.isPresent() && leased.get().redisCmdsPerDecision() != null
+                        && plain.get().redisCmdsPerDecision() != null && leased.get().redisCmdsPerDecision() > 0
+                        ? plain.get().redisCmdsPerDecision() / leased.get().redisCmdsPerDecision() : null;
+                commands.add(mode, fewer, fewer != null && fewer >= 20.0, Format.ratio(fewer) + " fewer");
+                Double share = coalesced.isPresent() && plain.isPresent()
+                        && coalesced.get().redisCpuUsPerDecision() != null && plain.get().redisCpuUsPerDecision() != null
+                        ? coalesced.get().redisCpuUsPerDecision() / plain.get().redisCpuUsPerDecision() : null;
+                cpu.add(mode, share, share != null && share <= 0.5, Format.ratio(share) + " of plain");
+            }
+            vsBatch.check("Redis, hot key, 64 in flight: Sluice " + algorithm
+                    + " leased ≥ 2× Bucket4j batching, zero over-admission");
+            commands.check("Redis, hot key, 64 in flight: Sluice " + algorithm
+                    + " leased ≥ 20× fewer Redis commands per decision than plain");
+            cpu.check("Redis, hot key, 64 in flight: Sluice " + algorithm
+                    + " coalesced Redis CPU per decision ≤ ½ of plain");
         }
     }
 
