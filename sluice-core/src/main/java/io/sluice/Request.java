@@ -36,8 +36,11 @@ public record Request(Op op, long permits, long maxWaitMicros) {
         }
     }
 
+    /** The most common request, shared: records are immutable, and the hot path allocates less. */
+    private static final Request TRY_ONE = new Request(Op.TRY, 1, 0);
+
     public static Request tryAcquire(long permits) {
-        return new Request(Op.TRY, permits, 0);
+        return permits == 1 ? TRY_ONE : new Request(Op.TRY, permits, 0);
     }
 
     public static Request tryAcquireAtMost(long permits) {

@@ -33,6 +33,9 @@ public final class RuleEvaluator {
             // Nothing grantable: step one permit so the rejection carries a meaningful retry-after.
             permits = Math.max(grantable, 1);
         }
+        if (n == 1) {
+            return evaluateOne(rule, states, now, request, permits, maxWait);
+        }
         @SuppressWarnings("unchecked")
         Step<Object>[] steps = new Step[n];
         boolean allowed = true;
@@ -52,6 +55,31 @@ public final class RuleEvaluator {
             changed |= next[i] != states[i];
         }
         return new Outcome(decision, changed ? next : null);
+    }
+
+    /**
+     * The same evaluation for a rule of one limit, the common case, without the array of steps: the decision is
+     * that limit's step, reported as {@link #admitted} and {@link #rejected} would report it.
+     */
+    private static Outcome evaluateOne(CompiledRule rule, Object[] states, long now, Request request, long permits,
+                                       long maxWait) {
+        Algorithm<Object> algorithm = rule.algorithm(0);
+        Step<Object> s = algorithm.step(states[0], now, permits, maxWait);
+        String name = algorithm.limit().name();
+        Decision decision;
+        if (s.allowed()) {
+            boolean peek = request.op() == Request.Op.PEEK;
+            decision = new Decision(true, peek ? 0 : permits, s.remaining(), 0, s.resetAfterMicros(), s.waitMicros(),
+                    name, peek || s.lease() < 0 ? Decision.NO_LEASE : s.lease());
+        } else {
+            decision = new Decision(false, 0, s.remaining(), s.retryAfterMicros(), s.resetAfterMicros(), 0, name,
+                    Decision.NO_LEASE);
+        }
+        if (request.op() == Request.Op.PEEK) {
+            return new Outcome(decision, null);
+        }
+        Object next = s.allowed() ? s.admitted() : s.rejected();
+        return new Outcome(decision, next == states[0] ? null : new Object[] {next});
     }
 
     private static Decision admitted(CompiledRule rule, Step<Object>[] steps, Request request, long permits) {
