@@ -171,7 +171,7 @@ public final class RuleFile {
     }
 
     /** The fields a rule may have besides its limits. */
-    private static final List<String> RULE_FIELDS = List.of("limits", "mode", "lease_ttl", "max_batch",
+    static final List<String> RULE_FIELDS = List.of("limits", "mode", "lease_ttl", "max_batch",
             "sync_interval", "on_failure", "fallback_share");
 
     private static Rule defineRule(String name, Node definition, Map<String, Limit> limits) throws RuleFileException {

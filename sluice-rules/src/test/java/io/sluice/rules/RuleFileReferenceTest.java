@@ -25,7 +25,7 @@ class RuleFileReferenceTest {
     void tableMatchesTheParser() throws IOException {
         Set<String> documented = new TreeSet<>();
         Set<String> documentedRequired = new TreeSet<>();
-        for (String line : section().split("\n")) {
+        for (String line : table("| parameter | algorithm |")) {
             Matcher row = ROW.matcher(line);
             if (!row.find() || row.group(1).equals("algorithm")) {
                 continue;
@@ -52,6 +52,35 @@ class RuleFileReferenceTest {
         }
         assertThat(documented).isEqualTo(accepted);
         assertThat(documentedRequired).isEqualTo(required);
+    }
+
+    @Test
+    void ruleTableNamesEveryRuleField() throws IOException {
+        Set<String> documented = new TreeSet<>();
+        for (String line : table("| field | value |")) {
+            Matcher row = ROW.matcher(line);
+            if (row.find()) {
+                documented.add(row.group(1));
+            }
+        }
+        assertThat(documented).isEqualTo(new TreeSet<>(RuleFile.RULE_FIELDS));
+    }
+
+    /** The lines of the section's table whose header starts with {@code header}. */
+    private static java.util.List<String> table(String header) throws IOException {
+        java.util.List<String> rows = new java.util.ArrayList<>();
+        boolean in = false;
+        for (String line : section().split("\n")) {
+            if (line.startsWith(header)) {
+                in = true;
+            } else if (in && !line.startsWith("|")) {
+                break;
+            } else if (in) {
+                rows.add(line);
+            }
+        }
+        assertThat(rows).as("a table headed " + header).isNotEmpty();
+        return rows;
     }
 
     /** The section in README.md, or before it is merged there, in README-replay.md. */
