@@ -86,12 +86,19 @@ public final class DefaultRedisStore implements RedisStore {
 
     // ------------------------------------------------------------------------------------------------ Store
 
+    /**
+     * As {@link #decideAsync}, waiting at most {@link StoreSettings#awaitBound}. It waits for the unguarded
+     * decision and applies the policy itself, once: were it to wait for the guarded future and give up first,
+     * that future would still apply the policy when the call times out, charging a local fallback twice.
+     */
     @Override
     public Decision decide(Rule rule, String key, Request request) {
+        if (closed.get()) {
+            throw closedError();
+        }
         try {
-            return await(decideAsync(rule, key, request));
+            return await(route(rule, key, request));
         } catch (RedisStoreException e) {
-            // The wait itself gave up (StoreSettings.awaitBound): the same policy as for a failed call.
             if (FailurePolicies.applies(rule, e)) {
                 return policies.decide(rule, key, request);
             }
@@ -190,12 +197,22 @@ public final class DefaultRedisStore implements RedisStore {
 
     // ------------------------------------------------------------------------------------------------ batch
 
+    /**
+     * As {@link #decideAllAsync}, waiting at most {@link StoreSettings#awaitBound}. When the wait gives up, the
+     * requests are decided by their policies here, and the batch's own completion, which would decide them
+     * again when its calls time out, is told not to (whichever claims the batch first decides it).
+     */
     @Override
     public List<Decision> decideAll(List<BatchRequest> requests) {
+        AtomicBoolean claimed = new AtomicBoolean();
+        CompletableFuture<List<Decision>> decided = decideAll(requests, claimed);
         try {
-            return await(decideAllAsync(requests));
+            return await(decided);
         } catch (RedisStoreException e) {
-            // The wait itself gave up: every request by its rules' policies, or the failure if one has none.
+            if (!RedisFailures.unavailable(e) || !claimed.compareAndSet(false, true)) {
+                // Not an outage, or the batch's completion is deciding it right now: its outcome.
+                return e instanceof RedisUnavailableException ? await(decided) : rethrow(e);
+            }
             List<Decision> decisions = new ArrayList<>(requests.size());
             for (BatchRequest request : requests) {
                 decisions.add(policies.decideBatch(request, null, e));
@@ -204,12 +221,21 @@ public final class DefaultRedisStore implements RedisStore {
         }
     }
 
+    private static <T> T rethrow(RuntimeException e) {
+        throw e;
+    }
+
     /**
      * One gate call for the whole batch (one pipelined flush); then each request whose call failed because
      * Redis was unavailable is decided by its targets' failure policies ({@link FailurePolicies#decideBatch}).
      */
     @Override
     public CompletableFuture<List<Decision>> decideAllAsync(List<BatchRequest> requests) {
+        return decideAll(requests, new AtomicBoolean());
+    }
+
+    /** The batch; its completion decides only if it claims the batch first (see {@link #decideAll(List)}). */
+    private CompletableFuture<List<Decision>> decideAll(List<BatchRequest> requests, AtomicBoolean claimed) {
         if (requests.isEmpty()) {
             return CompletableFuture.completedFuture(List.of());
         }
@@ -222,6 +248,9 @@ public final class DefaultRedisStore implements RedisStore {
             return CompletableFuture.allOf(parts.stream().flatMap(List::stream).toArray(CompletableFuture<?>[]::new));
         });
         return all.handle((x, error) -> {
+            if (!claimed.compareAndSet(false, true)) {
+                return null;    // a synchronous caller gave up waiting and decided the batch itself
+            }
             if (error == null) {
                 List<Decision> decisions = new ArrayList<>(requests.size());
                 for (List<CompletableFuture<Decision>> request : parts) {
