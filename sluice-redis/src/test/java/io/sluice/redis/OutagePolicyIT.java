@@ -57,6 +57,9 @@ class OutagePolicyIT {
     @BeforeAll
     static void startOwnServer() {
         server = RedisServer.start();
+        // A first connection in a cold JVM loads Lettuce and Netty and can take longer than the 150 ms timeout,
+        // which bounds the connection handshake too.
+        RedisStore.builder().uri(server.uri()).build().close();
     }
 
     @AfterAll
