@@ -9,7 +9,8 @@ import java.util.Objects;
  * <ul>
  * <li>{@link #raise()} (the default): the call throws the store's exception (its future fails);</li>
  * <li>{@link #failOpen()}: admit, as Envoy's rate limit filter does unless told otherwise;</li>
- * <li>{@link #failClosed()}: reject, with a retry-after of the breaker's cool-down;</li>
+ * <li>{@link #failClosed()}: reject, with a retry-after of the time until the store's circuit breaker may let a
+ * call through again (the rest of its cool-down; at least 1 µs);</li>
  * <li>{@link #localFallback(double)}: decide in a local in-memory limiter that enforces the given share of
  * every limit, e.g. {@code 1.0 / expectedNodes}, so the fleet together stays near the limit.</li>
  * </ul>

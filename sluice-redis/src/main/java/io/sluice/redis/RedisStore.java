@@ -28,10 +28,14 @@ import java.util.concurrent.CompletableFuture;
  * never charged twice, even when the client reconnects and replays the call (each call carries a request id
  * that the script remembers for twice the timeout plus a second). <b>Time:</b> Redis server time
  * ({@code TIME}) by default, or the builder's {@link Builder#clock clock}. <b>Failure:</b> when Redis is
- * unreachable, answers an error or does not answer within the timeout, the call throws (or its future fails
- * with) {@link RedisStoreException}; after a timeout or a lost connection the decision may or may not have been
- * charged. It never fails open on its own. Futures complete on Lettuce's I/O threads: do not block in their
- * callbacks.
+ * unreachable or does not answer within the timeout, the call fails with {@link RedisUnavailableException}, or,
+ * when the rule has a {@link io.sluice.FailurePolicy} other than {@code raise}, is decided by it
+ * ({@link io.sluice.Decision#source()} says so); an error reply (a script error) always throws
+ * {@link RedisStoreException}. After a timeout or a lost connection the call may still run in Redis, once at
+ * most. A circuit breaker ({@link Builder#circuitBreaker}) stops calling Redis after a few consecutive
+ * failures, so an outage costs a caller at most one timeout and then local speed. A synchronous call waits at
+ * most the timeout, Lettuce's 100 ms timer tick and 200 ms. See docs/failure-policies.md. Futures complete on
+ * Lettuce's I/O threads: do not block in their callbacks.
  *
  * <p><b>Keys</b> are {@code <prefix>:{<rule>:<key>}:<limit>}: all limits of one rule on one key share a hash
  * tag, hence a Cluster slot. A key that carries its own non-empty {@code {tag}} gives that tag to its state

@@ -31,7 +31,7 @@ final class ClusterPort implements RedisPort {
 
     /** Connects; on failure releases what it created and rethrows Lettuce's exception. */
     static ClusterPort connect(StoreSettings settings) {
-        ClientResources resources = Ports.newResources();
+        ClientResources resources = Ports.newResources(settings);
         RedisClusterClient client = RedisClusterClient.create(resources, settings.uris());
         client.setOptions(Ports.clusterOptions(settings));
         try {

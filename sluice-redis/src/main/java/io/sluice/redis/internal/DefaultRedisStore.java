@@ -10,11 +10,11 @@ import io.sluice.internal.algorithm.Arith;
 import io.sluice.redis.BatchRequest;
 import io.sluice.redis.RedisStore;
 import io.sluice.redis.RedisStoreException;
+import io.sluice.redis.RedisUnavailableException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -47,14 +47,18 @@ public final class DefaultRedisStore implements RedisStore {
     private final AtomicLong scriptLoads = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final RedisGate gate;
+    private final CircuitBreaker breaker;
+    private final FailurePolicies policies;
 
     private DefaultRedisStore(StoreSettings settings, RedisPort port) {
         this.settings = settings;
         this.port = port;
-        this.gate = RedisGate.direct(settings.listener());
         this.layout = new KeyLayout(settings.prefix());
         this.dedupTtlMillis = Long.toString(settings.dedupTtl().toMillis());
         this.where = RedisUris.describe(settings.uris());
+        this.breaker = CircuitBreaker.of(settings, where);
+        this.gate = breaker;
+        this.policies = new FailurePolicies(settings.clock(), breaker);
     }
 
     /**
@@ -82,13 +86,39 @@ public final class DefaultRedisStore implements RedisStore {
 
     // ------------------------------------------------------------------------------------------------ Store
 
+    /**
+     * As {@link #decideAsync}, waiting at most {@link StoreSettings#awaitBound}. It waits for the unguarded
+     * decision and applies the policy itself, once: were it to wait for the guarded future and give up first,
+     * that future would still apply the policy when the call times out, charging a local fallback twice.
+     */
     @Override
     public Decision decide(Rule rule, String key, Request request) {
-        return await(decideAsync(rule, key, request));
+        if (closed.get()) {
+            throw closedError();
+        }
+        try {
+            return await(route(rule, key, request));
+        } catch (RedisStoreException e) {
+            if (FailurePolicies.applies(rule, e)) {
+                return policies.decide(rule, key, request);
+            }
+            throw e;
+        }
     }
 
+    /**
+     * The rule's mode decides; when that fails because Redis is unavailable, whatever the mode, the rule's
+     * failure policy does (see {@link FailurePolicies}).
+     */
     @Override
     public CompletableFuture<Decision> decideAsync(Rule rule, String key, Request request) {
+        if (closed.get()) {
+            return CompletableFuture.failedFuture(closedError());
+        }
+        return policies.guard(rule, key, request, route(rule, key, request));
+    }
+
+    private CompletableFuture<Decision> route(Rule rule, String key, Request request) {
         return switch (rule.mode().kind()) {
             // Until the local-first modes and the coalescer land, every mode is decided exactly.
             case EXACT, COALESCED, LEASED, SYNCED -> exact(rule, key, request);
@@ -110,13 +140,44 @@ public final class DefaultRedisStore implements RedisStore {
         }
     }
 
+    /**
+     * Returns a lease. A lease the local fallback granted goes back to the local store, never to Redis. When
+     * Redis is unavailable and the rule has a policy other than {@code raise}, the release answers false: the
+     * lease was not returned and holds its permits in Redis until its TTL ends.
+     */
     @Override
     public boolean release(Rule rule, String key, long lease) {
-        return await(releaseAsync(rule, key, lease));
+        try {
+            return await(releaseAsync(rule, key, lease));
+        } catch (RedisStoreException e) {
+            if (FailurePolicies.applies(rule, e)) {
+                return false;
+            }
+            throw e;
+        }
     }
 
     @Override
     public CompletableFuture<Boolean> releaseAsync(Rule rule, String key, long lease) {
+        if (closed.get()) {
+            return CompletableFuture.failedFuture(closedError());
+        }
+        if (FailurePolicies.fallbackLease(lease)) {
+            try {
+                return CompletableFuture.completedFuture(policies.releaseFallback(rule, key, lease));
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }
+        CompletableFuture<Boolean> released = gate.call("release", () -> releaseCall(rule, key, lease));
+        if (rule.failurePolicy().kind() == io.sluice.FailurePolicy.Kind.RAISE) {
+            return released;
+        }
+        return released.exceptionallyCompose(e -> FailurePolicies.applies(rule, e)
+                ? CompletableFuture.completedFuture(false) : CompletableFuture.failedFuture(e));
+    }
+
+    private CompletableFuture<Boolean> releaseCall(Rule rule, String key, long lease) {
         try {
             DecisionCall call = DecisionCall.release(target(rule, key), lease, now(), requestId(), layout,
                     dedupTtlMillis);
@@ -126,49 +187,108 @@ public final class DefaultRedisStore implements RedisStore {
         }
     }
 
+    /** Forgets the key in Redis and in the local fallback; a Redis failure raises whatever the policy. */
     @Override
     public void reset(Rule rule, String key) {
         List<String> keys = Arrays.asList(target(rule, key).stateKeys());
-        await(port.del(keys).handle(this::translate));
+        policies.reset(rule, key);
+        await(gate.call("reset", () -> port.del(keys).handle(this::translate)));
     }
 
     // ------------------------------------------------------------------------------------------------ batch
 
+    /**
+     * As {@link #decideAllAsync}, waiting at most {@link StoreSettings#awaitBound}. When the wait gives up, the
+     * requests are decided by their policies here, and the batch's own completion, which would decide them
+     * again when its calls time out, is told not to (whichever claims the batch first decides it).
+     */
     @Override
     public List<Decision> decideAll(List<BatchRequest> requests) {
-        return await(decideAllAsync(requests));
+        AtomicBoolean claimed = new AtomicBoolean();
+        CompletableFuture<List<Decision>> decided = decideAll(requests, claimed);
+        try {
+            return await(decided);
+        } catch (RedisStoreException e) {
+            if (!RedisFailures.unavailable(e) || !claimed.compareAndSet(false, true)) {
+                // Not an outage, or the batch's completion is deciding it right now: its outcome.
+                return e instanceof RedisUnavailableException ? await(decided) : rethrow(e);
+            }
+            List<Decision> decisions = new ArrayList<>(requests.size());
+            for (BatchRequest request : requests) {
+                decisions.add(policies.decideBatch(request, null, e));
+            }
+            return decisions;
+        }
     }
 
+    private static <T> T rethrow(RuntimeException e) {
+        throw e;
+    }
+
+    /**
+     * One gate call for the whole batch (one pipelined flush); then each request whose call failed because
+     * Redis was unavailable is decided by its targets' failure policies ({@link FailurePolicies#decideBatch}).
+     */
     @Override
     public CompletableFuture<List<Decision>> decideAllAsync(List<BatchRequest> requests) {
+        return decideAll(requests, new AtomicBoolean());
+    }
+
+    /** The batch; its completion decides only if it claims the batch first (see {@link #decideAll(List)}). */
+    private CompletableFuture<List<Decision>> decideAll(List<BatchRequest> requests, AtomicBoolean claimed) {
         if (requests.isEmpty()) {
             return CompletableFuture.completedFuture(List.of());
         }
-        try {
-            // One client time for the whole batch: it is decided at one instant, like one flush.
-            String now = now();
-            List<List<DecisionCall>> groups = new ArrayList<>(requests.size());
-            List<ScriptCall> calls = new ArrayList<>();
-            for (BatchRequest request : requests) {
-                List<DecisionCall> group = plan(request, now);
-                groups.add(group);
-                group.forEach(c -> calls.add(c.call()));
-            }
-            List<CompletableFuture<List<Object>>> replies = port.evalshaPipelined(script.sha1(), calls);
-            List<CompletableFuture<Decision>> decisions = new ArrayList<>(groups.size());
-            int next = 0;
-            for (List<DecisionCall> group : groups) {
-                List<CompletableFuture<Decision>> parts = new ArrayList<>(group.size());
-                for (DecisionCall call : group) {
-                    parts.add(run(replies.get(next++), call.call()).thenApply(call::decision));
-                }
-                decisions.add(combine(parts));
-            }
-            return CompletableFuture.allOf(decisions.toArray(new CompletableFuture<?>[0]))
-                    .thenApply(x -> decisions.stream().map(CompletableFuture::join).toList());
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
+        if (closed.get()) {
+            return CompletableFuture.failedFuture(closedError());
         }
+        List<List<CompletableFuture<Decision>>> parts = new ArrayList<>(requests.size());
+        CompletableFuture<Void> all = gate.call("decide_all", () -> {
+            parts.addAll(pipelined(requests));
+            return CompletableFuture.allOf(parts.stream().flatMap(List::stream).toArray(CompletableFuture<?>[]::new));
+        });
+        return all.handle((x, error) -> {
+            if (!claimed.compareAndSet(false, true)) {
+                return null;    // a synchronous caller gave up waiting and decided the batch itself
+            }
+            if (error == null) {
+                List<Decision> decisions = new ArrayList<>(requests.size());
+                for (List<CompletableFuture<Decision>> request : parts) {
+                    decisions.add(combine(request.stream().map(CompletableFuture::join).toList()));
+                }
+                return decisions;
+            }
+            List<Decision> decisions = new ArrayList<>(requests.size());
+            for (int i = 0; i < requests.size(); i++) {
+                // No parts: the gate refused the batch, or it failed before anything was sent.
+                decisions.add(policies.decideBatch(requests.get(i), parts.isEmpty() ? null : parts.get(i), error));
+            }
+            return decisions;
+        });
+    }
+
+    /** Sends every request's script calls in one flush; per request, the decisions of its calls. */
+    private List<List<CompletableFuture<Decision>>> pipelined(List<BatchRequest> requests) {
+        // One client time for the whole batch: it is decided at one instant, like one flush.
+        String now = now();
+        List<List<DecisionCall>> groups = new ArrayList<>(requests.size());
+        List<ScriptCall> calls = new ArrayList<>();
+        for (BatchRequest request : requests) {
+            List<DecisionCall> group = plan(request, now);
+            groups.add(group);
+            group.forEach(c -> calls.add(c.call()));
+        }
+        List<CompletableFuture<List<Object>>> replies = port.evalshaPipelined(script.sha1(), calls);
+        List<List<CompletableFuture<Decision>>> decisions = new ArrayList<>(groups.size());
+        int next = 0;
+        for (List<DecisionCall> group : groups) {
+            List<CompletableFuture<Decision>> parts = new ArrayList<>(group.size());
+            for (DecisionCall call : group) {
+                parts.add(run(replies.get(next++), call.call()).thenApply(call::decision));
+            }
+            decisions.add(parts);
+        }
+        return decisions;
     }
 
     /** One call when all targets' keys share a slot, else one call per target (atomic per target only). */
@@ -190,33 +310,34 @@ public final class DefaultRedisStore implements RedisStore {
         return calls;
     }
 
-    /** One decision from the decisions of targets decided apart, by the rule evaluator's reporting rules. */
-    private static CompletableFuture<Decision> combine(List<CompletableFuture<Decision>> parts) {
-        if (parts.size() == 1) {
-            return parts.get(0);
+    /**
+     * One decision from the decisions of targets decided apart, by the rule evaluator's reporting rules; it
+     * carries the source of the decision it reports (a failure policy's, for a target decided by one).
+     */
+    static Decision combine(List<Decision> ds) {
+        if (ds.size() == 1) {
+            return ds.get(0);
         }
-        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0])).thenApply(x -> {
-            List<Decision> ds = parts.stream().map(CompletableFuture::join).toList();
-            boolean allowed = ds.stream().allMatch(Decision::allowed);
-            long remaining = ds.stream().mapToLong(Decision::remaining).min().orElseThrow();
-            long reset = ds.stream().mapToLong(Decision::resetAfterMicros).max().orElseThrow();
-            if (allowed) {
-                Decision tightest = ds.stream().filter(d -> d.remaining() == remaining).findFirst().orElseThrow();
-                long granted = ds.stream().mapToLong(Decision::granted).min().orElseThrow();
-                long wait = ds.stream().mapToLong(Decision::waitMicros).max().orElseThrow();
-                long lease = ds.stream().mapToLong(Decision::lease).filter(l -> l != Decision.NO_LEASE).findFirst()
-                        .orElse(Decision.NO_LEASE);
-                return new Decision(true, granted, remaining, 0, reset, wait, tightest.limit(), lease);
+        boolean allowed = ds.stream().allMatch(Decision::allowed);
+        long remaining = ds.stream().mapToLong(Decision::remaining).min().orElseThrow();
+        long reset = ds.stream().mapToLong(Decision::resetAfterMicros).max().orElseThrow();
+        if (allowed) {
+            Decision tightest = ds.stream().filter(d -> d.remaining() == remaining).findFirst().orElseThrow();
+            long granted = ds.stream().mapToLong(Decision::granted).min().orElseThrow();
+            long wait = ds.stream().mapToLong(Decision::waitMicros).max().orElseThrow();
+            long lease = ds.stream().mapToLong(Decision::lease).filter(l -> l != Decision.NO_LEASE).findFirst()
+                    .orElse(Decision.NO_LEASE);
+            return new Decision(true, granted, remaining, 0, reset, wait, tightest.limit(), lease,
+                    tightest.source());
+        }
+        Decision decider = null;
+        for (Decision d : ds) {
+            if (!d.allowed() && (decider == null || d.retryAfterMicros() > decider.retryAfterMicros())) {
+                decider = d;
             }
-            Decision decider = null;
-            for (Decision d : ds) {
-                if (!d.allowed() && (decider == null || d.retryAfterMicros() > decider.retryAfterMicros())) {
-                    decider = d;
-                }
-            }
-            return new Decision(false, 0, remaining, decider.retryAfterMicros(), reset, 0, decider.limit(),
-                    Decision.NO_LEASE);
-        });
+        }
+        return new Decision(false, 0, remaining, decider.retryAfterMicros(), reset, 0, decider.limit(),
+                Decision.NO_LEASE, decider.source());
     }
 
     // ------------------------------------------------------------------------------------------------ calls
@@ -233,7 +354,7 @@ public final class DefaultRedisStore implements RedisStore {
      */
     private RedisRule compiled(Rule rule) {
         if (closed.get()) {
-            throw new IllegalStateException("the Redis store is closed");
+            throw closedError();
         }
         RedisRule cached = rules.get(rule.name());
         if (cached != null && (cached.rule() == rule || cached.rule().equals(rule))) {
@@ -241,6 +362,10 @@ public final class DefaultRedisStore implements RedisStore {
         }
         return rules.compute(rule.name(), (name, current) -> current != null && current.rule().equals(rule) ? current
                 : RedisRule.compile(rule, script, current));
+    }
+
+    private static IllegalStateException closedError() {
+        return new IllegalStateException("the Redis store is closed");
     }
 
     private String requestId() {
@@ -304,7 +429,11 @@ public final class DefaultRedisStore implements RedisStore {
         return mine.handle(this::translate);
     }
 
-    /** Passes a value through, or turns a Redis client failure into a {@link RedisStoreException}. */
+    /**
+     * Passes a value through, or turns a Redis client failure into a {@link RedisStoreException}: a
+     * {@link RedisUnavailableException} when Redis was out of reach or cannot serve now (what the breaker counts
+     * and the failure policies decide), a plain one when Redis answered with a script error.
+     */
     private <T> T translate(T value, Throwable error) {
         if (error == null) {
             return value;
@@ -314,8 +443,11 @@ public final class DefaultRedisStore implements RedisStore {
             throw e;
         }
         if (cause instanceof RedisCommandTimeoutException) {
-            throw new RedisStoreException("Redis at " + where + " did not answer within " + settings.timeout()
+            throw new RedisUnavailableException("Redis at " + where + " did not answer within " + settings.timeout()
                     + "; the request may or may not have been charged", cause);
+        }
+        if (cause instanceof RedisCommandExecutionException && RedisFailures.unavailableReply(cause.getMessage())) {
+            throw new RedisUnavailableException("Redis at " + where + " cannot serve now: " + cause.getMessage(), cause);
         }
         if (cause instanceof RedisCommandExecutionException) {
             throw new RedisStoreException("Redis at " + where + " failed the Sluice script: "
@@ -324,18 +456,20 @@ public final class DefaultRedisStore implements RedisStore {
         if (cause instanceof IllegalArgumentException || cause instanceof IllegalStateException) {
             throw (RuntimeException) cause;
         }
-        throw new RedisStoreException("Redis at " + where + " is unavailable: " + cause, cause);
+        if (RedisFailures.unavailable(cause)) {
+            throw new RedisUnavailableException("Redis at " + where + " is unavailable: " + cause, cause);
+        }
+        throw new RedisStoreException("Redis at " + where + " failed: " + cause, cause);
     }
 
     private static Throwable unwrap(Throwable error) {
-        Throwable t = error;
-        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-            t = t.getCause();
-        }
-        return t;
+        return RedisFailures.unwrap(error);
     }
 
-    /** Waits for a store future; Lettuce bounds it by the timeout, {@link StoreSettings#awaitBound} is a backstop. */
+    /**
+     * Waits for a store future: Lettuce completes it within the timeout (and a timer tick);
+     * {@link StoreSettings#awaitBound} bounds the wait for calls that chain commands.
+     */
     private <T> T await(CompletableFuture<T> future) {
         try {
             return future.get(settings.awaitBound().toNanos(), TimeUnit.NANOSECONDS);
@@ -346,8 +480,9 @@ public final class DefaultRedisStore implements RedisStore {
             }
             throw new RedisStoreException("Redis at " + where + " failed: " + cause, cause);
         } catch (TimeoutException e) {
-            throw new RedisStoreException("Redis at " + where + " did not answer within " + settings.timeout()
-                    + "; the request may or may not have been charged", e);
+            throw new RedisUnavailableException("Redis at " + where + " did not answer within " + settings.timeout()
+                    + " (the wait gave up after " + settings.awaitBound() + "); the request may or may not have been "
+                    + "charged", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RedisStoreException("interrupted while waiting for Redis at " + where, e);
@@ -360,6 +495,7 @@ public final class DefaultRedisStore implements RedisStore {
     public void close() {
         if (closed.compareAndSet(false, true)) {
             port.close();
+            policies.close();
         }
     }
 
@@ -371,6 +507,11 @@ public final class DefaultRedisStore implements RedisStore {
     /** How many times the script was loaded, the first time included (for tests and metrics). */
     public long scriptLoads() {
         return scriptLoads.get();
+    }
+
+    /** The state of the circuit breaker in front of Redis (for tests and health checks). */
+    public io.sluice.SluiceListener.BreakerState breakerState() {
+        return breaker.state();
     }
 
     /** The key layout in use (for tests and tools that inspect Redis). */

@@ -10,6 +10,8 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -28,6 +30,13 @@ final class Ports {
      * Every command times out after the store's timeout and is then completed, so Lettuce never re-sends it
      * after a reconnect (TimeoutOptions; see docs/redis-script-protocol.md, "Replays"). Connection attempts are
      * bounded by the same timeout. Auto-reconnect stays on (Lettuce's default, at-least-once).
+     *
+     * <p>While disconnected, commands are accepted and queued (Lettuce's default {@code DisconnectedBehavior}),
+     * not rejected: a connection that drops and comes back within the timeout costs nothing, and a queued
+     * command still times out after one timeout, so an outage costs a caller at most that; after
+     * {@link StoreSettings#breakerFailures} such failures the circuit breaker stops sending. The request queue
+     * stays unbounded (Lettuce's default) for the same reason: every queued command leaves it within one timeout
+     * and the open breaker adds none, so it holds at most one timeout's worth of calls.
      */
     static ClientOptions options(StoreSettings settings) {
         return ClientOptions.builder()
@@ -36,19 +45,60 @@ final class Ports {
                 .build();
     }
 
-    /** As {@link #options}, and the topology is refreshed whenever Redis redirects or a node is lost. */
+    /**
+     * Lettuce re-reads the cluster topology at most this often on its adaptive triggers (its default, 30 s,
+     * would leave a failover unseen for up to 30 s when the first trigger fires before the replica is promoted).
+     */
+    static final Duration ADAPTIVE_REFRESH_INTERVAL = Duration.ofSeconds(1);
+    /** Lettuce re-reads the cluster topology this often regardless, as a backstop for missed triggers. */
+    static final Duration PERIODIC_REFRESH = Duration.ofSeconds(10);
+    /** Reconnect attempts to a lost node after which Lettuce re-reads the topology (its default is 5). */
+    static final int REFRESH_AFTER_RECONNECT_ATTEMPTS = 3;
+
+    /**
+     * As {@link #options}, and the cluster topology is followed through a failover: re-read on every adaptive
+     * trigger (MOVED/ASK redirections, persistent reconnect failures to a node, unknown or uncovered slots) at
+     * most once per {@link #ADAPTIVE_REFRESH_INTERVAL}, and every {@link #PERIODIC_REFRESH} regardless;
+     * connections to nodes that left the topology are closed.
+     */
     static ClusterClientOptions clusterOptions(StoreSettings settings) {
         return ClusterClientOptions.builder()
                 .timeoutOptions(TimeoutOptions.enabled(settings.timeout()))
                 .socketOptions(SocketOptions.builder().connectTimeout(settings.timeout()).build())
                 .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                        .enableAllAdaptiveRefreshTriggers().build())
+                        .enableAllAdaptiveRefreshTriggers()
+                        .adaptiveRefreshTriggersTimeout(ADAPTIVE_REFRESH_INTERVAL)
+                        .refreshTriggersReconnectAttempts(REFRESH_AFTER_RECONNECT_ATTEMPTS)
+                        .enablePeriodicRefresh(PERIODIC_REFRESH)
+                        .closeStaleConnections(true)
+                        .build())
                 .build();
     }
 
-    /** The store owns its client resources (event loops, timers) and shuts them down on close. */
-    static ClientResources newResources() {
-        return DefaultClientResources.create();
+    /** The shortest and the longest ceiling of the reconnect delay (see {@link #reconnectCeiling}). */
+    static final Duration MIN_RECONNECT_CEILING = Duration.ofMillis(100);
+    static final Duration MAX_RECONNECT_CEILING = Duration.ofSeconds(1);
+
+    /**
+     * The longest pause between two reconnect attempts: the breaker's cool-down within [100 ms, 1 s]. Lettuce's
+     * default backs off to 30 s, so after a long outage the connection could come back up to 30 s after Redis
+     * did, and every breaker probe meanwhile would cost a timeout. Capped at the cool-down, a connection is
+     * normally back by the time the breaker probes; the floor keeps a dead server from being hammered.
+     */
+    static Duration reconnectCeiling(StoreSettings settings) {
+        Duration coolDown = settings.breakerCoolDown();
+        return coolDown.compareTo(MIN_RECONNECT_CEILING) < 0 ? MIN_RECONNECT_CEILING
+                : coolDown.compareTo(MAX_RECONNECT_CEILING) > 0 ? MAX_RECONNECT_CEILING : coolDown;
+    }
+
+    /**
+     * The store owns its client resources (event loops, timers) and shuts them down on close. Reconnects back
+     * off exponentially from 1 ms (1, 2, 4, ... ms) up to {@link #reconnectCeiling}.
+     */
+    static ClientResources newResources(StoreSettings settings) {
+        return DefaultClientResources.builder()
+                .reconnectDelay(Delay.exponential(Duration.ZERO, reconnectCeiling(settings), 2, TimeUnit.MILLISECONDS))
+                .build();
     }
 
     /** One script call on either topology's async commands (standalone and cluster share the scripting API). */

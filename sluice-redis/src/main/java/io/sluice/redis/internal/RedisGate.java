@@ -6,7 +6,15 @@ import java.util.function.Supplier;
 
 /**
  * The one door every call to Redis goes through, whatever the mode: it tells the listener how long each call
- * took and how it ended. (The circuit breaker is a gate that also refuses calls while it is open.)
+ * took and how it ended. The store's gate is its {@link CircuitBreaker}, which also refuses calls while it is
+ * open.
+ *
+ * <p>For the breaker and the rules' failure policies to work in every mode, a call's future fails with a
+ * {@link io.sluice.redis.RedisUnavailableException} when Redis was out of reach (the store's
+ * {@code translate} does this for Lettuce's timeouts and connection errors; a mode that cannot decide because
+ * of an outage should fail the same way), and with another exception otherwise. A mode that can still decide
+ * locally while the gate refuses (e.g. from permits it holds) simply decides; only a failed decision goes to
+ * the policy.
  */
 public interface RedisGate {
 

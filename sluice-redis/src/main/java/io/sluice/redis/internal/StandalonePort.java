@@ -31,7 +31,7 @@ final class StandalonePort implements RedisPort {
 
     /** Connects; on failure releases what it created and rethrows Lettuce's exception. */
     static StandalonePort connect(StoreSettings settings, ClientOptions options) {
-        ClientResources resources = Ports.newResources();
+        ClientResources resources = Ports.newResources(settings);
         RedisURI uri = settings.uris().get(0);
         RedisClient client = RedisClient.create(resources);
         client.setOptions(options);

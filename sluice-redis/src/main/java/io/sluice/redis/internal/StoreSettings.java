@@ -79,12 +79,32 @@ public record StoreSettings(List<RedisURI> uris, boolean cluster, String prefix,
     }
 
     /**
-     * How long a synchronous caller waits for a store future: a backstop only. Lettuce completes every
-     * command when its timeout expires (a timer tick late at most), and a call is at most three commands
-     * (EVALSHA, SCRIPT LOAD after NOSCRIPT, EVALSHA again). Waiting for Lettuce's own completion, rather than
-     * giving up first, means a caller that sees a timeout knows the call will not be re-sent later.
+     * Lettuce times commands out on the client resources' hashed-wheel timer, whose tick is 100 ms: a command
+     * is completed with its timeout error up to one tick after the timeout.
+     */
+    public static final Duration LETTUCE_TIMER_TICK = Duration.ofMillis(100);
+
+    /** What {@link #awaitBound} allows beyond the timeout and the timer tick: thread scheduling, a GC pause. */
+    static final Duration AWAIT_SLACK = Duration.ofMillis(200);
+
+    /**
+     * How long a synchronous caller waits for a store future: one timeout, one timer tick and
+     * {@link #AWAIT_SLACK}. Lettuce completes a command's future when its timeout expires (a tick late at most),
+     * so normally this is only a backstop and the caller sees Lettuce's own timeout; it binds when a call
+     * chains commands (the script reload after NOSCRIPT, which runs only after Redis answered) or a mode queues
+     * behind another call. A caller that gives up here gets a {@link io.sluice.redis.RedisUnavailableException}
+     * (so the rule's failure policy applies) while the command may still be written and run later: once at
+     * most, by its request id (docs/failure-policies.md, "What a timeout leaves behind").
      */
     public Duration awaitBound() {
+        return timeout.plus(LETTUCE_TIMER_TICK).plus(AWAIT_SLACK);
+    }
+
+    /**
+     * The longest a call of up to three commands (EVALSHA, SCRIPT LOAD after NOSCRIPT, EVALSHA again) can take
+     * before Lettuce completes it: after that a circuit breaker's probe is presumed lost.
+     */
+    public Duration callLimit() {
         return timeout.multipliedBy(3).plusSeconds(1);
     }
 

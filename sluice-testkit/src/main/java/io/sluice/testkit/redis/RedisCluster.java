@@ -20,6 +20,8 @@ import java.util.stream.Collectors;
 public final class RedisCluster implements AutoCloseable {
 
     private static final Duration READY = Duration.ofSeconds(30);
+    /** Default {@code cluster-node-timeout}: how long a node may be unreachable before it is failed over. */
+    public static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofSeconds(3);
     private static RedisCluster shared;
 
     private final List<RedisServer> nodes;
@@ -35,6 +37,19 @@ public final class RedisCluster implements AutoCloseable {
      * @throws IllegalStateException when the servers or redis-cli are missing, or the cluster does not form
      */
     public static RedisCluster start(int masters, int replicasPerMaster) {
+        return start(masters, replicasPerMaster, DEFAULT_NODE_TIMEOUT);
+    }
+
+    /**
+     * As {@link #start(int, int)}, with the given {@code cluster-node-timeout}: failover tests use a short one so
+     * a killed master's replica is promoted within a couple of seconds.
+     *
+     * @throws IllegalArgumentException unless the node timeout is between 100 ms and 1 minute
+     */
+    public static RedisCluster start(int masters, int replicasPerMaster, Duration nodeTimeout) {
+        if (nodeTimeout == null || nodeTimeout.toMillis() < 100 || nodeTimeout.toMillis() > 60_000) {
+            throw new IllegalArgumentException("nodeTimeout must be between 100 ms and 1 minute, was " + nodeTimeout);
+        }
         if (masters < 3 || replicasPerMaster < 0) {
             throw new IllegalArgumentException("a cluster needs at least 3 masters and >= 0 replicas per master, was "
                     + masters + " and " + replicasPerMaster);
@@ -45,7 +60,8 @@ public final class RedisCluster implements AutoCloseable {
             int count = masters * (1 + replicasPerMaster);
             for (int i = 0; i < count; i++) {
                 nodes.add(RedisServer.start(List.of("--cluster-enabled", "yes",
-                        "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "3000")));
+                        "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
+                        Long.toString(nodeTimeout.toMillis()))));
             }
             create(cli, nodes, replicasPerMaster);
             RedisCluster cluster = new RedisCluster(nodes);
@@ -96,6 +112,56 @@ public final class RedisCluster implements AutoCloseable {
             replies.add(node.call(args));
         }
         return replies;
+    }
+
+    /**
+     * The node that serves {@code slot} as a master in the topology as the first running node sees it now
+     * (after a failover: the promoted replica), or null while that node sees no live master for it.
+     */
+    public RedisServer masterOf(int slot) {
+        for (RedisServer node : nodes) {
+            if (!node.isRunning()) {
+                continue;
+            }
+            String topology;
+            try {
+                topology = String.valueOf(node.call("CLUSTER", "NODES"));
+            } catch (RuntimeException unreachable) {
+                continue;
+            }
+            for (String line : topology.split("\n")) {
+                String[] f = line.trim().split(" ");
+                if (f.length < 9 || !f[2].contains("master") || f[2].contains("fail")) {
+                    continue;
+                }
+                for (int i = 8; i < f.length; i++) {
+                    String range = f[i];
+                    if (range.startsWith("[")) {
+                        continue;   // a slot being migrated
+                    }
+                    int dash = range.indexOf('-');
+                    int from = Integer.parseInt(dash < 0 ? range : range.substring(0, dash));
+                    int to = dash < 0 ? from : Integer.parseInt(range.substring(dash + 1));
+                    if (slot >= from && slot <= to) {
+                        return byAddress(f[1]);
+                    }
+                }
+            }
+            return null;
+        }
+        return null;
+    }
+
+    /** The node at {@code ip:port@cport} as CLUSTER NODES lists it, or null. */
+    private RedisServer byAddress(String address) {
+        String hostPort = address.contains("@") ? address.substring(0, address.indexOf('@')) : address;
+        int port = Integer.parseInt(hostPort.substring(hostPort.lastIndexOf(':') + 1));
+        for (RedisServer node : nodes) {
+            if (node.port() == port) {
+                return node;
+            }
+        }
+        return null;
     }
 
     /** Removes every key on every master (FLUSHALL on the nodes that accept writes). */
