@@ -47,6 +47,9 @@ public final class DefaultRedisStore implements RedisStore {
     private final AtomicLong scriptLoads = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final RedisGate gate;
+    private final SluiceScript syncScript = SluiceScript.sync();
+    private final AtomicReference<CompletableFuture<Void>> syncLoading = new AtomicReference<>();
+    private final Syncs syncs;
 
     private DefaultRedisStore(StoreSettings settings, RedisPort port) {
         this.settings = settings;
@@ -55,6 +58,22 @@ public final class DefaultRedisStore implements RedisStore {
         this.layout = new KeyLayout(settings.prefix());
         this.dedupTtlMillis = Long.toString(settings.dedupTtl().toMillis());
         this.where = RedisUris.describe(settings.uris());
+        this.syncs = new Syncs(settings, layout, gate, this::compiled, new Syncs.Transport() {
+            @Override
+            public CompletableFuture<List<Object>> call(ScriptCall call) {
+                return syncRun(port.evalsha(syncScript.sha1(), call), call);
+            }
+
+            @Override
+            public List<CompletableFuture<List<Object>>> pipelined(List<ScriptCall> calls) {
+                List<CompletableFuture<List<Object>>> replies = port.evalshaPipelined(syncScript.sha1(), calls);
+                List<CompletableFuture<List<Object>>> out = new ArrayList<>(replies.size());
+                for (int i = 0; i < replies.size(); i++) {
+                    out.add(syncRun(replies.get(i), calls.get(i)));
+                }
+                return out;
+            }
+        });
     }
 
     /**
@@ -91,7 +110,8 @@ public final class DefaultRedisStore implements RedisStore {
     public CompletableFuture<Decision> decideAsync(Rule rule, String key, Request request) {
         return switch (rule.mode().kind()) {
             // Until the local-first modes and the coalescer land, every mode is decided exactly.
-            case EXACT, COALESCED, LEASED, SYNCED -> exact(rule, key, request);
+            case EXACT, COALESCED, LEASED -> exact(rule, key, request);
+            case SYNCED -> syncs.decide(rule, key, request);
         };
     }
 
@@ -129,6 +149,7 @@ public final class DefaultRedisStore implements RedisStore {
     @Override
     public void reset(Rule rule, String key) {
         List<String> keys = Arrays.asList(target(rule, key).stateKeys());
+        syncs.forget(rule, key);
         await(port.del(keys).handle(this::translate));
     }
 
@@ -283,6 +304,36 @@ public final class DefaultRedisStore implements RedisStore {
         });
     }
 
+    /** {@link #run} for the sync script (synced mode): NOSCRIPT loads it, once for concurrent failures. */
+    private CompletableFuture<List<Object>> syncRun(CompletableFuture<List<Object>> attempt, ScriptCall call) {
+        return attempt.handle((reply, error) -> {
+            if (error == null) {
+                return CompletableFuture.completedFuture(reply);
+            }
+            if (unwrap(error) instanceof RedisNoScriptException) {
+                return loadSyncScript().thenCompose(x -> port.evalsha(syncScript.sha1(), call));
+            }
+            return CompletableFuture.<List<Object>>failedFuture(error);
+        }).thenCompose(f -> f).handle(this::translate);
+    }
+
+    private CompletableFuture<Void> loadSyncScript() {
+        CompletableFuture<Void> mine = new CompletableFuture<>();
+        CompletableFuture<Void> current = syncLoading.compareAndExchange(null, mine);
+        if (current != null) {
+            return current;
+        }
+        port.scriptLoad(syncScript.source()).whenComplete((x, error) -> {
+            syncLoading.set(null);
+            if (error == null) {
+                mine.complete(null);
+            } else {
+                mine.completeExceptionally(error);
+            }
+        });
+        return mine.handle(this::translate);
+    }
+
     /** Loads the script on every node; concurrent NOSCRIPT failures share one load. */
     private CompletableFuture<Void> loadScript() {
         CompletableFuture<Void> mine = new CompletableFuture<>();
@@ -359,8 +410,22 @@ public final class DefaultRedisStore implements RedisStore {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
+            syncs.close();
             port.close();
         }
+    }
+
+    /**
+     * Runs one sync round of synced mode now, for every key this store syncs (as the round thread does every sync
+     * interval), and returns when it is done: for tests with a manual clock.
+     */
+    public void syncNow() {
+        syncs.syncAll();
+    }
+
+    /** How many (rule, key) pairs this store holds synced-mode state for (for tests and metrics). */
+    public int syncedKeys() {
+        return syncs.keys();
     }
 
     /** Replies answered from a stored reply because the same call arrived twice (for tests and metrics). */
