@@ -89,6 +89,8 @@ final class Syncs implements AutoCloseable {
     /** How often the round thread looks at a client clock, which may be moved by hand (tests) or replayed. */
     private static final long CLIENT_CLOCK_POLL_MICROS = 5_000;
     private static final long CEILING = Limit.MAX_COUNT + 1;
+    /** How many recent replies the server clock estimate chooses from (NTP's filter keeps eight). */
+    private static final int OFFSET_SAMPLES = 16;
 
     private final StoreSettings settings;
     private final KeyLayout layout;
@@ -105,6 +107,9 @@ final class Syncs implements AutoCloseable {
     private volatile boolean closed;
     /** Redis server time minus the local monotonic clock, in microseconds (server time only). */
     private volatile long serverOffsetMicros;
+    /** Recent clock samples (round trip, offset), guarded by itself: the offset is the fastest one's. */
+    private final long[][] offsetSamples = new long[OFFSET_SAMPLES][];
+    private int nextSample;
 
     Syncs(StoreSettings settings, KeyLayout layout, RedisGate gate, Function<Rule, RedisRule> compiler,
           Transport transport) {
@@ -326,9 +331,7 @@ final class Syncs implements AutoCloseable {
                     SyncCall.Reply parsed = SyncCall.parse(reply, p.algorithms);
                     e.accept(p, parsed);
                     if (settings.clock() == null) {
-                        // Redis read its clock somewhere within the round trip: take the midpoint.
-                        long midpoint = startNanos / 2_000 + p.receivedNanos / 2_000;
-                        serverOffsetMicros = parsed.now() - midpoint;
+                        sampleServerClock(parsed.now(), startNanos, p.receivedNanos);
                     }
                 } catch (RuntimeException ex) {
                     failure = new RedisStoreException("the Sluice sync script answered what this store cannot read: "
@@ -349,6 +352,27 @@ final class Syncs implements AutoCloseable {
     }
 
     // ------------------------------------------------------------------------------------------------ time
+
+    /**
+     * Redis read its clock ({@code serverNow}) somewhere within the round trip, so the midpoint is the estimate and
+     * half the round trip its error; of the last {@value #OFFSET_SAMPLES} replies the one with the shortest round
+     * trip wins, so one slow reply (a pause between its arrival and this code) does not move the clock.
+     */
+    private void sampleServerClock(long serverNow, long sentNanos, long receivedNanos) {
+        long rtt = Math.max(0, receivedNanos - sentNanos);
+        long offset = serverNow - (sentNanos / 2_000 + receivedNanos / 2_000);
+        synchronized (offsetSamples) {
+            offsetSamples[nextSample] = new long[] {rtt, offset};
+            nextSample = (nextSample + 1) % OFFSET_SAMPLES;
+            long[] best = null;
+            for (long[] sample : offsetSamples) {
+                if (sample != null && (best == null || sample[0] < best[0])) {
+                    best = sample;
+                }
+            }
+            serverOffsetMicros = best[1];
+        }
+    }
 
     /** The store's clock for intervals and staleness, in microseconds. */
     private long tick() {
