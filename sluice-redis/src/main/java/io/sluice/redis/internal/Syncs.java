@@ -203,9 +203,7 @@ final class Syncs implements AutoCloseable {
         reply.whenComplete((r, error) -> {
             p.receivedNanos = System.nanoTime();
             settle(p, r, error, start);
-            if (listener != SluiceListener.NONE) {
-                listener.onSync(1, p.pushed, System.nanoTime() - start, error);
-            }
+            tellListener(1, p.pushed, start, error);
         });
         return p.done;
     }
@@ -290,17 +288,36 @@ final class Syncs implements AutoCloseable {
         for (int i = 0; i < pending.size(); i++) {
             Pending p = pending.get(i);
             pushed += p.pushed;
-            if (replies.size() == pending.size() && replies.get(i).isDone()
-                    && !replies.get(i).isCompletedExceptionally()) {
-                settle(p, replies.get(i).join(), null, start);
+            CompletableFuture<List<Object>> reply = replies.size() == pending.size() ? replies.get(i) : null;
+            if (reply != null && reply.isDone() && !reply.isCompletedExceptionally()) {
+                settle(p, reply.join(), null, start);
             } else {
-                Throwable error = replies.size() == pending.size() ? await(replies.get(i)) : roundError;
-                settle(p, null, error == null ? roundError : error, start);
+                // Refused by the gate, never sent, failed, or not answered within the backstop.
+                Throwable error = reply != null && reply.isDone() ? reply.handle((x, t) -> t).join() : null;
+                settle(p, null, error != null ? error : roundError, start);
             }
         }
-        if (listener != SluiceListener.NONE) {
-            listener.onSync(pending.size(), pushed, System.nanoTime() - start, roundError);
+        tellListener(pending.size(), pushed, start, roundError);
+    }
+
+    private void tellListener(int keys, long pushed, long startNanos, Throwable error) {
+        if (listener == SluiceListener.NONE) {
+            return;
         }
+        try {
+            listener.onSync(keys, pushed, System.nanoTime() - startNanos, unwrap(error));
+        } catch (RuntimeException e) {
+            log.warn("listener {} failed on a sync round; ignored", listener, e);
+        }
+    }
+
+    private static Throwable unwrap(Throwable error) {
+        Throwable t = error;
+        while ((t instanceof java.util.concurrent.CompletionException || t instanceof ExecutionException)
+                && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
     }
 
     /** The failure of a future after waiting for it (the store's backstop bound), or null when it succeeded. */
@@ -309,7 +326,7 @@ final class Syncs implements AutoCloseable {
             f.get(settings.awaitBound().toNanos(), TimeUnit.NANOSECONDS);
             return null;
         } catch (ExecutionException e) {
-            return e.getCause() == null ? e : e.getCause();
+            return unwrap(e);
         } catch (TimeoutException e) {
             return new RedisStoreException("Redis did not answer a sync round within " + settings.awaitBound(), e);
         } catch (InterruptedException e) {
@@ -321,7 +338,7 @@ final class Syncs implements AutoCloseable {
     /** Takes a call's reply into its key's view, or records the failure; then wakes whoever waits for it. */
     private void settle(Pending p, List<Object> reply, Throwable error, long startNanos) {
         Entry e = p.entry;
-        Throwable failure = error;
+        Throwable failure = unwrap(error);
         synchronized (e) {
             if (e.inFlight == p) {
                 e.inFlight = null;
@@ -480,7 +497,7 @@ final class Syncs implements AutoCloseable {
     /** The rounds of one sync interval. Fields other than {@code interval} are guarded by the round lock. */
     static final class Cadence {
         final long interval;
-        long nextDue;
+        volatile long nextDue;
         /** Rounds started; read by decisions without the lock, hence volatile. */
         volatile long started;
         /** Rounds completed. */
