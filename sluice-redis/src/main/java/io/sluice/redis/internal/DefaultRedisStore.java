@@ -109,7 +109,7 @@ public final class DefaultRedisStore implements RedisStore {
     @Override
     public CompletableFuture<Decision> decideAsync(Rule rule, String key, Request request) {
         return switch (rule.mode().kind()) {
-            // Until the local-first modes and the coalescer land, every mode is decided exactly.
+            // Until the coalescer and leases land, those modes are decided exactly.
             case EXACT, COALESCED, LEASED -> exact(rule, key, request);
             case SYNCED -> syncs.decide(rule, key, request);
         };
@@ -314,7 +314,14 @@ public final class DefaultRedisStore implements RedisStore {
                 return loadSyncScript().thenCompose(x -> port.evalsha(syncScript.sha1(), call));
             }
             return CompletableFuture.<List<Object>>failedFuture(error);
-        }).thenCompose(f -> f).handle(this::translate);
+        }).thenCompose(f -> f).handle((reply, error) -> {
+            if (error != null && unwrap(error) instanceof RedisCommandExecutionException e) {
+                // Line numbers of the sync script, not of the decision script translate would name.
+                throw new RedisStoreException("Redis at " + where + " failed the Sluice sync script: "
+                        + syncScript.explain(e.getMessage()), e);
+            }
+            return translate(reply, error);
+        });
     }
 
     private CompletableFuture<Void> loadSyncScript() {
