@@ -19,8 +19,9 @@ import java.util.Set;
  * flight</td><td>exact: decided inside Redis in arrival order</td></tr>
  * <tr><td>leased</td><td>one per lease: a batch of permits taken atomically and spent locally</td><td>never
  * admits more than the store granted; unused permits expire with their lease (bounded under-use)</td></tr>
- * <tr><td>synced</td><td>one pipelined round trip per sync interval for all hot keys</td><td>overshoot at most
- * (nodes − 1) × per-node request rate × sync interval per window</td></tr>
+ * <tr><td>synced</td><td>one pipelined round trip per sync interval for all hot keys</td><td>per window at most
+ * limit + (nodes − 1) × per-node admission rate × (sync interval + one round trip), and never more than
+ * nodes × limit</td></tr>
  * </table>
  *
  * <p>Immutable; validated on construction and, against its rule's limits, by {@link Rule#withMode}.
@@ -88,6 +89,14 @@ public final class Mode {
      * Eventually consistent local-first: each node decides in process against the totals it last pulled from
      * the store, and every {@code interval} pushes its increments and pulls fresh totals for all its keys in
      * one pipelined round trip.
+     *
+     * <p><b>Bound.</b> Per window, a fleet of {@code nodes} admits at most
+     * {@code limit + (nodes − 1) × r × (interval + one round trip)}, where {@code r} is a node's admission rate
+     * ({@code r × span}: the most one node admits within that span), and never more than {@code nodes × limit}:
+     * each node counts its own admissions against the limit. It holds while syncs succeed (docs/synced-mode.md
+     * derives it). When no sync of a key has succeeded for more than three intervals, decisions on it fail with the
+     * store's exception, so the rule's {@link FailurePolicy} applies; the node's admissions are pushed after
+     * recovery while their window still matters. Only the window counters can be synced ({@link #SYNCABLE}).
      *
      * @throws IllegalArgumentException unless the interval is between 1 ms and 1 hour
      */

@@ -66,12 +66,38 @@ import io.sluice.Limit;
  * is near {@link Arith#MAX_TIME}; it is only ever returned by {@link #expiresAt}. A Lua port computes the
  * durations as {@code W − (now − windowStart)}, whose intermediates stay below 2^53.
  *
+ * <h2>Absorbing permits admitted elsewhere (synced mode)</h2>
+ *
+ * In {@link io.sluice.Mode#synced} each node admits against its last view of the shared counter and later pushes
+ * "{@code p} permits admitted at {@code a}" into it ({@link #absorb}). They belong to the window that contained
+ * {@code a}, and they are counted there whatever the limit says (they were admitted already). At the store's
+ * time {@code t} (with {@code a} taken as {@code min(a, t)}: a node whose clock runs ahead cannot have admitted
+ * in the future):
+ * <ol>
+ *   <li><b>Their window is over</b> ({@code t >= absorbableUntil(a)}): dropped. With {@code EPOCH} that window is
+ *       the aligned {@code [a − a mod W, … + W)}; with {@code FIRST_REQUEST} every window containing {@code a}
+ *       ends by {@code a + W}. A window that is over decides nothing any more, so the drop loses nothing.
+ *   <li><b>A window is open at {@code t}</b>: added to it. With {@code EPOCH} it is the window of {@code a}
+ *       (both contain {@code t}). With {@code FIRST_REQUEST} it can have opened after {@code a} (another node's
+ *       push opened it first): the permits are charged to it, which errs on the side of rejecting — the
+ *       window they would have opened at {@code a} overlaps it, and a store cannot tell which it was.
+ *   <li><b>No window is open, and {@code a} fell in (or before) the state's window, now over</b>: dropped, as in
+ *       1 (only possible with {@code FIRST_REQUEST}).
+ *   <li><b>Otherwise</b>: they open the window {@code openingAt(a)}, as a request at {@code a} would have.
+ * </ol>
+ * So for {@code EPOCH} the count after any sequence of absorbs is exactly the permits admitted in the current
+ * aligned window, in any order of arrival; and absorbing permits admitted now is charging them:
+ * {@code absorb(s, t, p, t)} is the state {@code step(s, t, p, 0)} commits when it admits (both alignments;
+ * for a {@code t} not before the state's window, where {@code step} would count {@code t} as the window start
+ * while a push admitted before the window is a late arrival).
+ * Counts saturate at {@link #COUNT_CEILING} as above, so an absorb never overflows.
+ *
  * <h2>Deliberate differences from envoy</h2>
  *
  * Envoy counts rejected hits always; here that is the {@code countRejected} option (default off). Envoy's
  * windows are whole seconds to days; here any whole number of microseconds. Envoy's counter is a uint32.
  */
-final class FixedWindowAlgorithm implements Algorithm<FixedWindowAlgorithm.State> {
+final class FixedWindowAlgorithm implements SyncableAlgorithm<FixedWindowAlgorithm.State> {
 
     /** Where counts saturate: above every valid limit, so a saturated count rejects exactly as the true one. */
     static final long COUNT_CEILING = Limit.MAX_COUNT + 1;
@@ -131,6 +157,48 @@ final class FixedWindowAlgorithm implements Algorithm<FixedWindowAlgorithm.State
         }
         boolean sameWindows = Arith.micros(before.window()) == window && before.align() == limit.align();
         return sameWindows ? state : null;
+    }
+
+    /** See the essay, "Absorbing permits admitted elsewhere": steps 1 to 4 in order. */
+    @Override
+    public State absorb(State state, long now, long permits, long admittedAt) {
+        long t = clock(state, now);
+        long a = Math.min(admittedAt, t);
+        if (permits == 0 || t - openingAt(a) >= window) {
+            return state;
+        }
+        long count = countAt(state, t);
+        if (count > 0) {
+            return new State(state.windowStart(), Math.min(COUNT_CEILING, count + permits));
+        }
+        if (state != null && a - state.windowStart() < window) {
+            return state;
+        }
+        return new State(openingAt(a), Math.min(COUNT_CEILING, permits));
+    }
+
+    @Override
+    public long absorbableUntil(long admittedAt) {
+        return openingAt(admittedAt) + window;
+    }
+
+    @Override
+    public long windowStart(State state) {
+        return state.windowStart();
+    }
+
+    @Override
+    public long[] fields(State state) {
+        return new long[] {state.windowStart(), state.count()};
+    }
+
+    @Override
+    public State state(long[] fields) {
+        if (fields.length != 2 || fields[1] < 0) {
+            throw new IllegalArgumentException("a fixed_window state is (windowStart, count >= 0), was "
+                    + java.util.Arrays.toString(fields));
+        }
+        return new State(fields[0], fields[1]);
     }
 
     /** A now before the window start counts as no time passed. */

@@ -86,13 +86,47 @@ import io.sluice.SlidingWindow;
  * (not Lua's {@code %}, which is defined through a rounded division). Everything else (times up to 2^53 +
  * 2W in {@link #expiresAt} only, counts up to 2·10^12) is plain.
  *
+ * <h2>Absorbing permits admitted elsewhere (synced mode)</h2>
+ *
+ * In {@link io.sluice.Mode#synced} each node admits against its last view of the shared counts and later pushes
+ * "{@code p} permits admitted at {@code a}" into them ({@link #absorb}), counted whatever the limit says (they
+ * were admitted already). At the store's time {@code t} (state clamped as in {@code step}; {@code a} taken as
+ * {@code min(a, t)}, since nothing was admitted in the future), with {@code start} the aligned window of
+ * {@code t} and {@code from} the aligned window of {@code a}:
+ * <ul>
+ *   <li>{@code from == start}: added to {@code current};
+ *   <li>{@code from == start − W}: added to {@code previous}, the window the estimate still weighs;
+ *   <li>earlier ({@code t >= from + 2W = absorbableUntil(a)}): dropped. Such a count would be the previous
+ *       window's of a window that is over, and weighs nothing at {@code t} or later.
+ * </ul>
+ * The counts are those of {@code rolled(state, t)}: after any sequence of absorbs, in any order of arrival, the
+ * state at {@code t} holds the permits admitted in the current and the previous aligned window, which is all
+ * the estimate reads — with one exception, kept so that an expired state still means no state (stores drop
+ * it): once a previous-window count has faded to nothing ({@code floor(c·(W − e)/W) = 0}, so
+ * {@code c·(W − e)/W < 1}) the state expires and the count is forgotten, and permits absorbed into that window
+ * later weigh without it. The estimate is then lower than the model's by less than one permit per such
+ * expiry, and it takes permits arriving more than {@code fadesAt(c)} into the next window to matter at all.
+ * Absorbing permits admitted now is charging them: {@code absorb(s, t, p, t)} is the state
+ * {@code step(s, t, p, 0)} commits when it admits (for a {@code t} not before the state's window).
+ *
+ * <p>Invariants change in one way: an absorbed previous-window count can leave {@code current == 0} with
+ * {@code previous > 0}, a state {@link #expiresAt} already covers ({@code windowStart + fadesAt(previous)}); it
+ * may even be expired at {@code t} when the previous window's weight has already faded, and stores drop it.
+ * Counts saturate at {@link #COUNT_CEILING} = {@code MAX_COUNT + 1}, so the estimate's products stay within the
+ * exact arithmetic above. A saturated current count rejects exactly as the true one; a saturated previous count
+ * could fade earlier than the true one, which needs more than 10^12 permits admitted in one window — beyond what
+ * any node admits under a valid limit.
+ *
  * <h2>Deliberate differences from Cloudflare</h2>
  *
  * Cloudflare computes the estimate in floating point; here it is rounded down to a whole permit, so the limit
  * admits while the real-valued estimate plus the request is below {@code limit + 1}. Requests may ask for
  * several permits. Windows are any whole number of microseconds.
  */
-final class SlidingWindowAlgorithm implements Algorithm<SlidingWindowAlgorithm.State> {
+final class SlidingWindowAlgorithm implements SyncableAlgorithm<SlidingWindowAlgorithm.State> {
+
+    /** Where absorbed counts saturate: above every valid limit (see the essay, "Absorbing"). */
+    static final long COUNT_CEILING = Limit.MAX_COUNT + 1;
 
     /**
      * @param windowStart aligned start of the window {@code current} counts
@@ -153,6 +187,47 @@ final class SlidingWindowAlgorithm implements Algorithm<SlidingWindowAlgorithm.S
             throw new IllegalArgumentException("previous must be a SlidingWindow, was " + previous);
         }
         return Arith.micros(before.window()) == window ? state : null;
+    }
+
+    /** See the essay, "Absorbing permits admitted elsewhere". */
+    @Override
+    public State absorb(State state, long now, long permits, long admittedAt) {
+        long t = state == null ? now : Math.max(now, state.windowStart());
+        long a = Math.min(admittedAt, t);
+        long start = t - t % window;
+        long from = a - a % window;
+        if (permits == 0 || start - from > window) {
+            return state;
+        }
+        State seen = rolled(state, t);
+        if (from == start) {
+            return new State(start, seen.previous(), Math.min(COUNT_CEILING, seen.current() + permits));
+        }
+        return new State(start, Math.min(COUNT_CEILING, seen.previous() + permits), seen.current());
+    }
+
+    @Override
+    public long absorbableUntil(long admittedAt) {
+        return admittedAt - admittedAt % window + 2 * window;
+    }
+
+    @Override
+    public long windowStart(State state) {
+        return state.windowStart();
+    }
+
+    @Override
+    public long[] fields(State state) {
+        return new long[] {state.windowStart(), state.previous(), state.current()};
+    }
+
+    @Override
+    public State state(long[] fields) {
+        if (fields.length != 3 || fields[1] < 0 || fields[2] < 0) {
+            throw new IllegalArgumentException("a sliding_window state is (windowStart, previous >= 0, current >= 0),"
+                    + " was " + java.util.Arrays.toString(fields));
+        }
+        return new State(fields[0], fields[1], fields[2]);
     }
 
     /**

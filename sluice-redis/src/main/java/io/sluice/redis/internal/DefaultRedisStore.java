@@ -49,6 +49,9 @@ public final class DefaultRedisStore implements RedisStore {
     private final RedisGate gate;
     private final CircuitBreaker breaker;
     private final FailurePolicies policies;
+    private final SluiceScript syncScript = SluiceScript.sync();
+    private final AtomicReference<CompletableFuture<Void>> syncLoading = new AtomicReference<>();
+    private final Syncs syncs;
 
     private DefaultRedisStore(StoreSettings settings, RedisPort port) {
         this.settings = settings;
@@ -59,6 +62,22 @@ public final class DefaultRedisStore implements RedisStore {
         this.breaker = CircuitBreaker.of(settings, where);
         this.gate = breaker;
         this.policies = new FailurePolicies(settings.clock(), breaker);
+        this.syncs = new Syncs(settings, layout, gate, this::compiled, new Syncs.Transport() {
+            @Override
+            public CompletableFuture<List<Object>> call(ScriptCall call) {
+                return syncRun(port.evalsha(syncScript.sha1(), call), call);
+            }
+
+            @Override
+            public List<CompletableFuture<List<Object>>> pipelined(List<ScriptCall> calls) {
+                List<CompletableFuture<List<Object>>> replies = port.evalshaPipelined(syncScript.sha1(), calls);
+                List<CompletableFuture<List<Object>>> out = new ArrayList<>(replies.size());
+                for (int i = 0; i < replies.size(); i++) {
+                    out.add(syncRun(replies.get(i), calls.get(i)));
+                }
+                return out;
+            }
+        });
     }
 
     /**
@@ -120,8 +139,9 @@ public final class DefaultRedisStore implements RedisStore {
 
     private CompletableFuture<Decision> route(Rule rule, String key, Request request) {
         return switch (rule.mode().kind()) {
-            // Until the local-first modes and the coalescer land, every mode is decided exactly.
-            case EXACT, COALESCED, LEASED, SYNCED -> exact(rule, key, request);
+            // Until the coalescer and leases land, those modes are decided exactly.
+            case EXACT, COALESCED, LEASED -> exact(rule, key, request);
+            case SYNCED -> syncs.decide(rule, key, request);
         };
     }
 
@@ -192,6 +212,7 @@ public final class DefaultRedisStore implements RedisStore {
     public void reset(Rule rule, String key) {
         List<String> keys = Arrays.asList(target(rule, key).stateKeys());
         policies.reset(rule, key);
+        syncs.forget(rule, key);
         await(gate.call("reset", () -> port.del(keys).handle(this::translate)));
     }
 
@@ -408,6 +429,43 @@ public final class DefaultRedisStore implements RedisStore {
         });
     }
 
+    /** {@link #run} for the sync script (synced mode): NOSCRIPT loads it, once for concurrent failures. */
+    private CompletableFuture<List<Object>> syncRun(CompletableFuture<List<Object>> attempt, ScriptCall call) {
+        return attempt.handle((reply, error) -> {
+            if (error == null) {
+                return CompletableFuture.completedFuture(reply);
+            }
+            if (unwrap(error) instanceof RedisNoScriptException) {
+                return loadSyncScript().thenCompose(x -> port.evalsha(syncScript.sha1(), call));
+            }
+            return CompletableFuture.<List<Object>>failedFuture(error);
+        }).thenCompose(f -> f).handle((reply, error) -> {
+            if (error != null && unwrap(error) instanceof RedisCommandExecutionException e) {
+                // Line numbers of the sync script, not of the decision script translate would name.
+                throw new RedisStoreException("Redis at " + where + " failed the Sluice sync script: "
+                        + syncScript.explain(e.getMessage()), e);
+            }
+            return translate(reply, error);
+        });
+    }
+
+    private CompletableFuture<Void> loadSyncScript() {
+        CompletableFuture<Void> mine = new CompletableFuture<>();
+        CompletableFuture<Void> current = syncLoading.compareAndExchange(null, mine);
+        if (current != null) {
+            return current;
+        }
+        port.scriptLoad(syncScript.source()).whenComplete((x, error) -> {
+            syncLoading.set(null);
+            if (error == null) {
+                mine.complete(null);
+            } else {
+                mine.completeExceptionally(error);
+            }
+        });
+        return mine.handle(this::translate);
+    }
+
     /** Loads the script on every node; concurrent NOSCRIPT failures share one load. */
     private CompletableFuture<Void> loadScript() {
         CompletableFuture<Void> mine = new CompletableFuture<>();
@@ -494,9 +552,23 @@ public final class DefaultRedisStore implements RedisStore {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
+            syncs.close();
             port.close();
             policies.close();
         }
+    }
+
+    /**
+     * Runs one sync round of synced mode now, for every key this store syncs (as the round thread does every sync
+     * interval), and returns when it is done: for tests with a manual clock.
+     */
+    public void syncNow() {
+        syncs.syncAll();
+    }
+
+    /** How many (rule, key) pairs this store holds synced-mode state for (for tests and metrics). */
+    public int syncedKeys() {
+        return syncs.keys();
     }
 
     /** Replies answered from a stored reply because the same call arrived twice (for tests and metrics). */

@@ -40,6 +40,10 @@ public final class SluiceScript {
         static final SluiceScript INSTANCE = assemble();
     }
 
+    private static final class SyncHolder {
+        static final SluiceScript INSTANCE = assemble("sync.lua");
+    }
+
     private final String source;
     private final String sha1;
     private final Set<String> algorithms;
@@ -57,7 +61,20 @@ public final class SluiceScript {
         return Holder.INSTANCE;
     }
 
+    /**
+     * The second script, for synced mode: the same prelude and algorithms, then {@code sync.lua} instead of
+     * {@code rule.lua}. Its own SHA-1; loaded on first use (NOSCRIPT) like the first after a restart.
+     */
+    public static SluiceScript sync() {
+        return SyncHolder.INSTANCE;
+    }
+
     static SluiceScript assemble() {
+        return assemble("rule.lua");
+    }
+
+    /** Prelude, algorithms, then {@code dispatcher} (the last part, which reads KEYS and ARGV). */
+    static SluiceScript assemble(String dispatcher) {
         StringBuilder source = new StringBuilder();
         List<Part> parts = new ArrayList<>();
         Set<String> ported = new LinkedHashSet<>();
@@ -70,7 +87,7 @@ public final class SluiceScript {
                 ported.add(name);
             }
         }
-        append(source, parts, "rule.lua", read("rule.lua"));
+        append(source, parts, dispatcher, read(dispatcher));
         return new SluiceScript(source.toString(), ported, parts);
     }
 

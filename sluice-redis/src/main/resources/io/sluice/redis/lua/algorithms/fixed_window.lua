@@ -106,5 +106,29 @@ do
     return nil
   end
 
+  -- Synced mode (SyncableAlgorithm.absorb): permits admitted at admittedAt by another node, counted whatever the
+  -- limit says in the window containing admittedAt while it still matters at now. Steps 1 to 4 of the Java
+  -- essay ("Absorbing permits admitted elsewhere"), in order.
+  function M.absorb(state, now, permits, admittedAt, p)
+    local t = clock(state, now)
+    local a = math.min(admittedAt, t)
+    if permits == 0 or t - openingAt(a, p) >= p.window then
+      return state
+    end
+    local count = countAt(state, t, p)
+    if count > 0 then
+      return { windowStart = state.windowStart, count = math.min(COUNT_CEILING, count + permits) }
+    end
+    if state ~= nil and a - state.windowStart < p.window then
+      return state
+    end
+    return { windowStart = openingAt(a, p), count = math.min(COUNT_CEILING, permits) }
+  end
+
+  -- From then on absorb drops permits admitted at admittedAt; past 2^53 by up to a window (sluice.time_plus).
+  function M.absorbableUntil(admittedAt, p)
+    return S.time_plus(openingAt(admittedAt, p), p.window)
+  end
+
   ALG["fixed_window"] = M
 end

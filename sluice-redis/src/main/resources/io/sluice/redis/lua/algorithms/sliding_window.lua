@@ -139,5 +139,34 @@ do
     return nil
   end
 
+  -- Synced mode (SyncableAlgorithm.absorb): permits admitted at admittedAt by another node, counted whatever the
+  -- limit says: in current when admittedAt is in the window of now, in previous when it is in the one before,
+  -- dropped when earlier. Counts saturate at Limit.MAX_COUNT + 1 (SlidingWindowAlgorithm.COUNT_CEILING).
+  local COUNT_CEILING = 1000000000001
+
+  function M.absorb(s, now, permits, admittedAt, p)
+    local t = now
+    if s ~= nil then
+      t = math.max(now, s.windowStart)
+    end
+    local a = math.min(admittedAt, t)
+    local start = t - S.floor_mod(t, p.window)
+    local from = a - S.floor_mod(a, p.window)
+    if permits == 0 or start - from > p.window then
+      return s
+    end
+    local seen = rolled(s, t, p)
+    if from == start then
+      return state(start, seen.previous, math.min(COUNT_CEILING, seen.current + permits))
+    end
+    return state(start, math.min(COUNT_CEILING, seen.previous + permits), seen.current)
+  end
+
+  -- From then on absorb drops permits admitted at admittedAt: two windows after the start of theirs; past 2^53 by
+  -- up to 2W (sluice.time_plus).
+  function M.absorbableUntil(admittedAt, p)
+    return S.time_plus(admittedAt - S.floor_mod(admittedAt, p.window), 2 * p.window)
+  end
+
   ALG["sliding_window"] = M
 end
