@@ -185,9 +185,13 @@ class SyncedModeIT {
              RateLimiter la = RateLimiter.builder(rule).store(a).build()) {
             la.tryAcquire("x", 2);
             la.tryAcquire("y", 3);
+            // The listener hears of a round when its future completes, which can be just after the decision
+            // that waited for it returned.
+            awaitSize(syncs, 2);
             assertThat(syncs).as("each fresh key synced once, before its first decision")
                     .containsExactly("1 keys, 0 pushed", "1 keys, 0 pushed");
             a.syncNow();
+            awaitSize(syncs, 3);
             assertThat(syncs.get(2)).isEqualTo("2 keys, 5 pushed");
             assertThat(a.syncedKeys()).isEqualTo(2);
             clock.advanceMillis(5_000);
@@ -196,6 +200,13 @@ class SyncedModeIT {
             }
             assertThat(a.syncedKeys()).as("idle for two windows and 4 intervals, nothing to push").isZero();
             assertThat(la.tryAcquire("x").remaining()).as("a key that comes back syncs afresh").isEqualTo(9);
+        }
+    }
+
+    private static void awaitSize(List<String> events, int size) {
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (events.size() < size && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
         }
     }
 
