@@ -47,11 +47,13 @@ public final class DefaultRedisStore implements RedisStore {
     private final AtomicLong scriptLoads = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final RedisGate gate;
+    private final Leases leases;
 
     private DefaultRedisStore(StoreSettings settings, RedisPort port) {
         this.settings = settings;
         this.port = port;
         this.gate = RedisGate.direct(settings.listener());
+        this.leases = new Leases(this::leaseCall, settings.clock(), settings.listener());
         this.layout = new KeyLayout(settings.prefix());
         this.dedupTtlMillis = Long.toString(settings.dedupTtl().toMillis());
         this.where = RedisUris.describe(settings.uris());
@@ -90,19 +92,46 @@ public final class DefaultRedisStore implements RedisStore {
     @Override
     public CompletableFuture<Decision> decideAsync(Rule rule, String key, Request request) {
         return switch (rule.mode().kind()) {
-            // Until the local-first modes and the coalescer land, every mode is decided exactly.
-            case EXACT, COALESCED, LEASED, SYNCED -> exact(rule, key, request);
+            // Until the coalescer and synced mode land, those modes are decided exactly.
+            case EXACT, COALESCED, SYNCED -> exact(rule, key, request);
+            case LEASED -> leased(rule, key, request);
         };
     }
 
     /** One script call decides the request: the exact mode. */
     private CompletableFuture<Decision> exact(Rule rule, String key, Request request) {
-        return gate.call("decide", () -> exactCall(rule, key, request));
+        return gate.call("decide", () -> exactCall(rule, key, request, READ_CLOCK));
     }
 
-    private CompletableFuture<Decision> exactCall(Rule rule, String key, Request request) {
+    /**
+     * Leased mode: tries and best-effort tries are decided from the node's lease of the key ({@link Leases});
+     * waits, reservations, peeks (and releases, below) go to Redis exactly, as do rules whose leases could not
+     * be bounded by their windows (see {@link LeasePlan}).
+     */
+    private CompletableFuture<Decision> leased(Rule rule, String key, Request request) {
         try {
-            DecisionCall call = DecisionCall.decide(List.of(target(rule, key)), request, now(), requestId(), layout,
+            return leases.handles(rule, request) ? leases.decide(rule, key, request) : exact(rule, key, request);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** One lease: a best-effort script call for {@code permits}, at the client time Leases read (or server time). */
+    private CompletableFuture<Decision> leaseCall(Rule rule, String key, long permits, long clientTime) {
+        return gate.call("lease", () -> exactCall(rule, key, Request.tryAcquireAtMost(permits), clientTime));
+    }
+
+    /** {@link #exactCall}'s time: read the store's clock now (or use server time when it has none). */
+    private static final long READ_CLOCK = -2;
+
+    /**
+     * One script call deciding {@code request}, at {@code time}: {@link #READ_CLOCK}, {@link Leases#SERVER_TIME}
+     * or a client clock reading.
+     */
+    private CompletableFuture<Decision> exactCall(Rule rule, String key, Request request, long time) {
+        try {
+            String now = time == READ_CLOCK ? now() : time == Leases.SERVER_TIME ? "" : clientTime(time);
+            DecisionCall call = DecisionCall.decide(List.of(target(rule, key)), request, now, requestId(), layout,
                     dedupTtlMillis);
             return run(port.evalsha(script.sha1(), call.call()), call.call()).thenApply(call::decision);
         } catch (RuntimeException e) {
@@ -128,6 +157,7 @@ public final class DefaultRedisStore implements RedisStore {
 
     @Override
     public void reset(Rule rule, String key) {
+        leases.forget(rule, key);
         List<String> keys = Arrays.asList(target(rule, key).stateKeys());
         await(port.del(keys).handle(this::translate));
     }
@@ -252,7 +282,11 @@ public final class DefaultRedisStore implements RedisStore {
         if (settings.clock() == null) {
             return "";
         }
-        long now = settings.clock().nowMicros();
+        return clientTime(settings.clock().nowMicros());
+    }
+
+    /** A client clock reading as the script's ARGV ("now,slackMillis"). */
+    private String clientTime(long now) {
         if (now < 0 || now > Arith.MAX_TIME) {
             throw new IllegalStateException("clock reading must be in [0, 2^53] microseconds since the epoch, was "
                     + now);
@@ -371,6 +405,21 @@ public final class DefaultRedisStore implements RedisStore {
     /** How many times the script was loaded, the first time included (for tests and metrics). */
     public long scriptLoads() {
         return scriptLoads.get();
+    }
+
+    /** Leased permits this node never spent: expired, or dropped by reset or a rule change (for tests and metrics). */
+    public long expiredLeasePermits() {
+        return leases.expiredPermits();
+    }
+
+    /** Lease calls this node made (for tests and metrics). */
+    public long leaseCalls() {
+        return leases.leaseCalls();
+    }
+
+    /** The (rule, key) entries of leased mode held in memory (for tests). */
+    public int leaseEntries() {
+        return leases.entries();
     }
 
     /** The key layout in use (for tests and tools that inspect Redis). */

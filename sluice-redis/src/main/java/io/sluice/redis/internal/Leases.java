@@ -1,0 +1,504 @@
+package io.sluice.redis.internal;
+
+import io.sluice.Clock;
+import io.sluice.Decision;
+import io.sluice.Limit;
+import io.sluice.Mode;
+import io.sluice.Request;
+import io.sluice.Rule;
+import io.sluice.SluiceListener;
+import io.sluice.internal.algorithm.Arith;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link Mode#leased() Leased mode} in the Redis store: strict local-first. Per (rule, key) a node holds a
+ * <em>lease</em>, permits it took from Redis in one atomic script call and has not spent yet, and decides
+ * requests by spending from it in process; it never admits more than Redis granted.
+ *
+ * <h2>Taking a lease</h2>
+ *
+ * A lease is the store's best-effort decision ({@code at_most}, {@link Request#tryAcquireAtMost}) for a batch
+ * of permits: one script call that charges every limit of the rule the largest count all of them can grant,
+ * up to the batch, atomically with every other node's calls. No script change is needed, and what Redis
+ * charged is exactly what the node may spend. One lease call per key is in flight at a time: requests that
+ * find the lease short while one is in flight wait for it by chaining on its future (asynchronously; a
+ * synchronous caller blocks on its own future only, as in exact mode), then try the new lease.
+ *
+ * <h2>Deciding a request</h2>
+ *
+ * <ul>
+ *   <li>{@code tryAcquire(p)} (and a {@code reserve} that may not wait): spent locally when the lease holds at
+ *       least {@code p} (source {@link Decision.Source#LEASE}, granted {@code p}, remaining what the lease
+ *       still holds, the limit the lease call reported, no retry-after or wait). Otherwise a lease of
+ *       {@code max(p − held, batch)} is taken and {@code p} spent from both. When Redis grants fewer than that
+ *       needs, the request is rejected and the partial lease is kept for later, smaller requests; the
+ *       retry-after reported is the lease call's {@code resetAfter}, the time until every limit of the rule is
+ *       full again, after which any admissible request passes unless others take the permits first (an upper
+ *       bound: the reply of a best-effort call does not say when the missing permits come back). When Redis
+ *       grants nothing, the request is rejected with Redis's retry-after, and the rejection is remembered until
+ *       {@code min(retry-after, lease TTL)}: meanwhile requests the lease cannot cover are rejected locally
+ *       (source LEASE, the retry-after counting down) instead of calling Redis each.
+ *   <li>{@code tryAcquireAtMost(p)}: grants what the lease holds, up to {@code p}; with an empty lease, takes
+ *       one of {@code max(p, batch)} first.
+ *   <li>Requests that wait or reserve ({@code reserve}/{@code acquire} with a wait), peeks and releases are not
+ *       leased: {@code DefaultRedisStore} decides them exactly, in Redis. A peek therefore reports Redis's
+ *       state, in which every node's unspent leases are already charged. {@code reset} forgets the node's
+ *       lease of the key too.
+ * </ul>
+ *
+ * <h2>Guarantee</h2>
+ *
+ * Every permit admitted was charged in Redis, once, by a lease call, so across all nodes no limit admits more
+ * than Redis granted. What changes is when a permit is used: up to the lease's lifetime after it was charged.
+ * {@link LeasePlan} bounds that lifetime by {@link Mode#leaseTtl()} and, for {@code fixed_window} and
+ * {@code refresh_period}, by the end of the window (cycle) the permits were charged in, so those two keep their
+ * guarantee exactly (at most the limit used per window, per cycle). For the others, counted by the moment of
+ * use: {@code token_bucket} admits at most {@code capacity + rate × (t + ttl)} in any interval {@code t},
+ * {@code gcra} {@code burst + rate × (t + ttl)}, {@code sliding_log} at most its limit in every interval of
+ * {@code window − ttl}, {@code rolling_window} in every interval of {@code window − bucket − ttl}, and
+ * {@code sliding_window}'s counters count permits by the window they were charged in. The request that takes a
+ * lease is admitted on the reply, as an exact decision would be.
+ *
+ * <h2>Under-use</h2>
+ *
+ * Permits still held when a lease expires are lost (Redis charged them): at most one batch ({@link #batch},
+ * at most {@link LeasePlan#maxBatch()}) per node and key per lease lifetime, which is the TTL or, for the
+ * windowed algorithms, what remains of the window. {@link #expiredPermits()} counts them.
+ *
+ * <h2>Batch</h2>
+ *
+ * The node measures its own spending on the key: at each lease call, the permits spent since the previous one
+ * over the time since then, averaged over lease calls (an exponentially weighted average with weight 1/2). The
+ * batch is that rate × the lease TTL, what the node expects to spend during one lease, clamped to
+ * [{@code p}, {@link LeasePlan#maxBatch()}] and to at most twice the previous batch. A cold key (no
+ * measurement yet) asks for just what the request needs; a hot one doubles its batch per lease up to the cap,
+ * within a dozen calls for any cap up to 4,096.
+ *
+ * <h2>Failure</h2>
+ *
+ * A lease call that fails (through {@link RedisGate}, which may also refuse it) fails the request that took it
+ * and the requests that waited for it and could not be served otherwise, with its
+ * {@link io.sluice.redis.RedisStoreException}; the rule's failure policy applies above this class. Permits
+ * already leased stay spendable until they expire, also while Redis is down. A lease call that timed out may
+ * have been charged: those permits are lost, never spent twice.
+ *
+ * <h2>Memory and time</h2>
+ *
+ * An entry per (rule, key) the node decided recently. Entries whose lease expired, with nothing in flight and
+ * no remembered rejection, idle for a lease TTL, are dropped by a sweep at most once a second (or once a TTL
+ * when longer), run by the next lease call. A changed rule (e.g. {@code updateLimit}) drops the leases taken
+ * under the previous one. Time is the store's clock when it has one (it then also decides the lease calls),
+ * else {@link System#nanoTime()}.
+ */
+final class Leases {
+
+    /** Takes a lease: one best-effort script call for up to {@code permits} of the rule on the key. */
+    @FunctionalInterface
+    interface Caller {
+        /**
+         * @param clientTime the client time to decide at, when the store has a clock; {@link #SERVER_TIME}
+         *                   otherwise
+         */
+        CompletableFuture<Decision> lease(Rule rule, String key, long permits, long clientTime);
+    }
+
+    /** {@link Caller#lease}'s time when the store decides by Redis server time. */
+    static final long SERVER_TIME = -1;
+
+    private static final Logger log = LoggerFactory.getLogger(Leases.class);
+    private static final long MIN_SWEEP_INTERVAL_MICROS = 1_000_000;
+
+    private final Caller caller;
+    private final Clock clock;
+    private final SluiceListener listener;
+    private final long nanoOrigin = System.nanoTime();
+    private final ConcurrentHashMap<String, RuleLeases> rules = new ConcurrentHashMap<>();
+    private final Set<String> reportedNotLeased = ConcurrentHashMap.newKeySet();
+    private final AtomicLong nextSweep = new AtomicLong();
+    private final AtomicLong expiredPermits = new AtomicLong();
+    private final AtomicLong leaseCalls = new AtomicLong();
+
+    /**
+     * @param clock the store's clock, or null for Redis server time (local time is then {@code System.nanoTime})
+     */
+    Leases(Caller caller, Clock clock, SluiceListener listener) {
+        this.caller = caller;
+        this.clock = clock;
+        this.listener = listener;
+    }
+
+    /**
+     * Whether {@link #decide} takes this request: a try, a best-effort try or a reserve that may not wait, on a
+     * rule whose leases can be bounded (see {@link LeasePlan}). Others go to exact mode.
+     */
+    boolean handles(Rule rule, Request request) {
+        Request.Op op = request.op();
+        boolean immediate = op == Request.Op.TRY || op == Request.Op.TRY_AT_MOST
+                || (op == Request.Op.RESERVE && request.maxWaitMicros() == 0);
+        return immediate && leasesOf(rule).plan.leased();
+    }
+
+    /** Decides a request {@link #handles} takes, from the node's lease of the key. */
+    CompletableFuture<Decision> decide(Rule rule, String key, Request request) {
+        return acquire(leasesOf(rule), key, request, null);
+    }
+
+    /** Drops the node's lease and remembered rejection of the key ({@code reset}). */
+    void forget(Rule rule, String key) {
+        RuleLeases r = rules.get(rule.name());
+        if (r != null) {
+            Entry e = r.keys.remove(key);
+            if (e != null) {
+                synchronized (e) {
+                    e.drop(expiredPermits);
+                }
+            }
+        }
+    }
+
+    /** Permits leased and never spent: expired, dropped by reset or a rule change (the under-use). */
+    long expiredPermits() {
+        return expiredPermits.get();
+    }
+
+    /** Lease calls made (for tests and metrics). */
+    long leaseCalls() {
+        return leaseCalls.get();
+    }
+
+    /** The (rule, key) entries held now (for tests). */
+    int entries() {
+        return rules.values().stream().mapToInt(r -> r.keys.size()).sum();
+    }
+
+    // ------------------------------------------------------------------------------------------------ deciding
+
+    private CompletableFuture<Decision> acquire(RuleLeases r, String key, Request request, Throwable failure) {
+        for (;;) {
+            Entry e = r.keys.computeIfAbsent(key, k -> new Entry());
+            CompletableFuture<Void> pending;
+            long requested;
+            long sentAt;
+            synchronized (e) {
+                if (e.removed) {
+                    continue; // swept between the lookup and the lock: take the key's new entry
+                }
+                long now = now();
+                e.lastUsed = now;
+                Decision local = e.decideLocally(request, now, r.plan, expiredPermits);
+                if (local != null) {
+                    return CompletableFuture.completedFuture(local);
+                }
+                if (failure != null) {
+                    // The lease call this request waited for failed, and nothing here covers it.
+                    return CompletableFuture.failedFuture(failure);
+                }
+                pending = e.inFlight;
+                if (pending == null) {
+                    requested = e.startLease(request, now, r.plan);
+                    sentAt = now;
+                } else {
+                    requested = 0;
+                    sentAt = 0;
+                }
+            }
+            if (pending != null) {
+                return pending.handle((x, error) -> error)
+                        .thenCompose(error -> acquire(r, key, request, unwrap(error)));
+            }
+            sweepIfDue(sentAt);
+            return lease(r, key, e, request, requested, sentAt);
+        }
+    }
+
+    private CompletableFuture<Decision> lease(RuleLeases r, String key, Entry e, Request request, long requested,
+                                              long sentAt) {
+        leaseCalls.incrementAndGet();
+        CompletableFuture<Decision> reply;
+        try {
+            reply = caller.lease(r.plan.rule(), key, requested, clock == null ? SERVER_TIME : sentAt);
+        } catch (RuntimeException ex) {
+            reply = CompletableFuture.failedFuture(ex);
+        }
+        return reply.handle((d, error) -> landed(r, e, request, requested, sentAt, d, unwrap(error)))
+                .thenCompose(f -> f);
+    }
+
+    /** The lease call's outcome: into the entry, then the taking request's decision, then the waiters go. */
+    private CompletableFuture<Decision> landed(RuleLeases r, Entry e, Request request, long requested, long sentAt,
+                                               Decision reply, Throwable error) {
+        CompletableFuture<Void> done;
+        Decision decision = null;
+        synchronized (e) {
+            done = e.inFlight;
+            e.inFlight = null;
+            if (error == null) {
+                long now = now();
+                e.absorb(reply, sentAt, now, r.plan, expiredPermits);
+                decision = e.afterLease(request, reply, now, expiredPermits);
+                if (e.removed) {
+                    e.drop(expiredPermits); // reset or superseded while the call was in flight
+                }
+            }
+        }
+        if (error != null) {
+            done.completeExceptionally(error);
+            return CompletableFuture.failedFuture(error);
+        }
+        tellLease(r.plan.rule(), requested, reply.allowed() ? reply.granted() : 0);
+        done.complete(null);
+        return CompletableFuture.completedFuture(decision);
+    }
+
+    private void tellLease(Rule rule, long requested, long granted) {
+        if (listener == SluiceListener.NONE) {
+            return;
+        }
+        try {
+            listener.onLease(rule, requested, granted);
+        } catch (RuntimeException ex) {
+            log.warn("listener {} failed on a lease; ignored", listener, ex);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ upkeep
+
+    private RuleLeases leasesOf(Rule rule) {
+        RuleLeases r = rules.get(rule.name());
+        if (r != null && (r.plan.rule() == rule || r.plan.rule().equals(rule))) {
+            return r;
+        }
+        return rules.compute(rule.name(), (name, current) -> {
+            if (current != null && current.plan.rule().equals(rule)) {
+                return current;
+            }
+            if (current != null) {
+                // A new version of the rule: permits leased under the old one are not spent under the new one.
+                current.keys.values().forEach(e -> {
+                    synchronized (e) {
+                        e.drop(expiredPermits);
+                    }
+                });
+            }
+            LeasePlan plan = LeasePlan.of(rule, clock != null);
+            if (!plan.leased() && reportedNotLeased.add(rule.name())) {
+                log.warn("rule '{}' is in mode leased but is decided exactly, one Redis call per request: {}",
+                        rule.name(), plan.notLeasedBecause());
+            }
+            return new RuleLeases(plan);
+        });
+    }
+
+    /** Drops idle entries whose lease expired; at most once per sweep interval, by one caller. */
+    private void sweepIfDue(long now) {
+        long due = nextSweep.get();
+        if (now < due || !nextSweep.compareAndSet(due, Long.MAX_VALUE)) {
+            return;
+        }
+        long longestTtl = 0;
+        for (RuleLeases r : rules.values()) {
+            longestTtl = Math.max(longestTtl, r.plan.ttlMicros());
+            for (Map.Entry<String, Entry> k : r.keys.entrySet()) {
+                if (k.getValue().dropIfIdle(now, r.plan.ttlMicros(), expiredPermits)) {
+                    r.keys.remove(k.getKey(), k.getValue());
+                }
+            }
+        }
+        nextSweep.set(now + Math.max(MIN_SWEEP_INTERVAL_MICROS, longestTtl));
+    }
+
+    /** Local time in microseconds: the store's clock, or a monotonic count from this object's creation. */
+    private long now() {
+        return clock != null ? clock.nowMicros() : (System.nanoTime() - nanoOrigin) / 1_000;
+    }
+
+    private static Throwable unwrap(Throwable error) {
+        Throwable t = error;
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    /** One rule version's plan and its keys' entries. */
+    private static final class RuleLeases {
+        final LeasePlan plan;
+        final ConcurrentHashMap<String, Entry> keys = new ConcurrentHashMap<>();
+
+        RuleLeases(LeasePlan plan) {
+            this.plan = plan;
+        }
+    }
+
+    /**
+     * The node's lease of one (rule, key): every field is guarded by the entry's monitor. Times are local
+     * microseconds ({@link #now()}); durations reported to callers count down from the moment the reply
+     * arrived, so they never end before Redis's.
+     */
+    private static final class Entry {
+        /** Permits leased and not spent, usable while {@code now < expiresAt}. */
+        long held;
+        long expiresAt;
+        /** The limit, reset-after and arrival of the last lease call that granted permits. */
+        String limit;
+        long resetAfter;
+        long leasedAt;
+        /** The last reply that granted nothing, remembered until {@code rejectUntil}; null when none. */
+        Decision rejection;
+        long rejectedAt;
+        long rejectUntil;
+        /** The lease call in flight, completed (after the entry is updated) when it lands; null when none. */
+        CompletableFuture<Void> inFlight;
+        /** Permits spent per second, averaged over lease calls; 0 until measured. */
+        double rate;
+        boolean rated;
+        boolean measuring;
+        long measuredFrom;
+        long spentSince;
+        long lastBatch;
+        long lastUsed;
+        /** Swept, reset or superseded: callers look the key up again. */
+        boolean removed;
+
+        /** The decision the entry makes without Redis, or null when the request needs a lease call. */
+        Decision decideLocally(Request request, long now, LeasePlan plan, AtomicLong expired) {
+            expire(now, expired);
+            long p = request.permits();
+            if (request.op() == Request.Op.TRY_AT_MOST ? held > 0 : held >= p) {
+                return spend(Math.min(p, held), now);
+            }
+            if (rejection != null) {
+                if (now < rejectUntil) {
+                    return rejected(now);
+                }
+                rejection = null;
+            }
+            return null;
+        }
+
+        /**
+         * Starts a lease call: measures the rate since the previous one, sizes the batch and marks the call in
+         * flight. Returns the permits to ask for.
+         */
+        long startLease(Request request, long now, LeasePlan plan) {
+            if (measuring) {
+                long elapsed = Math.max(1, now - measuredFrom);
+                double sample = spentSince * 1e6 / elapsed;
+                // Weight 1/2 per call, more after a pause: a key idle for a TTL or longer starts over.
+                double weight = rated ? Math.max(0.5, Math.min(1, (double) elapsed / plan.ttlMicros())) : 1;
+                rate = rate + weight * (sample - rate);
+                rated = true;
+            }
+            measuring = true;
+            measuredFrom = now;
+            spentSince = 0;
+            long p = request.permits();
+            long need = request.op() == Request.Op.TRY_AT_MOST ? p : p - held;
+            long batch = batch(need, plan);
+            lastBatch = batch;
+            inFlight = new CompletableFuture<>();
+            return batch;
+        }
+
+        /** The rate × TTL, at most twice the previous batch and the plan's cap, at least what the request needs. */
+        long batch(long need, LeasePlan plan) {
+            double expected = Math.ceil(rate * plan.ttlMicros() / 1e6);
+            long want = expected >= Limit.MAX_COUNT ? Limit.MAX_COUNT : (long) expected;
+            long grown = lastBatch == 0 ? 1 : Math.min(Limit.MAX_COUNT, 2 * lastBatch);
+            return Math.max(need, Math.max(1, Math.min(want, Math.min(grown, plan.maxBatch()))));
+        }
+
+        /** Adds a lease call's reply: granted permits join the lease, a grant of nothing is remembered. */
+        void absorb(Decision reply, long sentAt, long now, LeasePlan plan, AtomicLong expired) {
+            expire(now, expired);
+            long granted = reply.allowed() ? reply.granted() : 0;
+            if (granted > 0) {
+                // sentAt + lifetime is never after the moment Redis forgets the charge: see LeasePlan.
+                long until = Arith.addSat(sentAt, plan.lifetime(reply, sentAt));
+                // Permits still held from before keep their own, earlier end: the merged lease ends first.
+                expiresAt = held > 0 ? Math.min(expiresAt, until) : until;
+                held += granted;
+                limit = reply.limit();
+                resetAfter = reply.resetAfterMicros();
+                leasedAt = now;
+                rejection = null;
+            } else {
+                rejection = reply;
+                rejectedAt = now;
+                rejectUntil = Arith.addSat(now, Math.min(reply.retryAfterMicros(), plan.ttlMicros()));
+            }
+        }
+
+        /** The decision of the request that took the lease, on its reply. */
+        Decision afterLease(Request request, Decision reply, long now, AtomicLong expired) {
+            long p = request.permits();
+            Decision decision;
+            if (request.op() == Request.Op.TRY_AT_MOST ? held > 0 : held >= p) {
+                // Admitted on the reply, as an exact decision would be, even if the lease ended in flight.
+                decision = spend(Math.min(p, held), now);
+            } else if (!reply.allowed() || reply.granted() == 0) {
+                decision = rejected(now);
+            } else {
+                // Fewer than p: keep them for smaller requests. Redis has nothing grantable left now; by
+                // resetAfter every limit is full again.
+                decision = new Decision(false, 0, held, Math.max(1, reply.resetAfterMicros()),
+                        reply.resetAfterMicros(), 0, reply.limit(), Decision.NO_LEASE, Decision.Source.LEASE);
+            }
+            expire(now, expired);
+            return decision;
+        }
+
+        private Decision spend(long n, long now) {
+            held -= n;
+            spentSince += n;
+            return new Decision(true, n, held, 0, countDown(resetAfter, now - leasedAt), 0, limit,
+                    Decision.NO_LEASE, Decision.Source.LEASE);
+        }
+
+        private Decision rejected(long now) {
+            long elapsed = now - rejectedAt;
+            Decision r = rejection;
+            return new Decision(false, 0, r.remaining(), Math.max(1, countDown(r.retryAfterMicros(), elapsed)),
+                    countDown(r.resetAfterMicros(), elapsed), 0, r.limit(), Decision.NO_LEASE,
+                    Decision.Source.LEASE);
+        }
+
+        private void expire(long now, AtomicLong expired) {
+            if (held > 0 && now >= expiresAt) {
+                expired.addAndGet(held);
+                held = 0;
+            }
+        }
+
+        /** Marks the entry removed when nothing depends on it: no call in flight, no lease, no rejection, idle. */
+        synchronized boolean dropIfIdle(long now, long idleMicros, AtomicLong expired) {
+            boolean leaseGone = held == 0 || now >= expiresAt;
+            boolean rejectionGone = rejection == null || now >= rejectUntil;
+            if (inFlight == null && leaseGone && rejectionGone && now - lastUsed >= idleMicros) {
+                expire(now, expired);
+                removed = true;
+                return true;
+            }
+            return false;
+        }
+
+        /** Counts what a removed entry still holds as lost. */
+        void drop(AtomicLong expired) {
+            removed = true;
+            expired.addAndGet(held);
+            held = 0;
+        }
+
+        private static long countDown(long micros, long elapsed) {
+            return micros == Arith.NEVER ? Arith.NEVER : Math.max(0, micros - Math.max(0, elapsed));
+        }
+    }
+}
