@@ -76,6 +76,12 @@ final class LeasePlan {
     }
 
     private static final long AUTOMATIC_BATCH_DIVISOR = 16;
+    /**
+     * Under Redis server time the window's end is measured on Redis's clock and the lease's on this host's:
+     * NTP slews a clock by at most 500 ppm, so this host's clock may run that much slower than Redis's. A
+     * window bound shortened by 1/1000 (twice that) still ends first.
+     */
+    private static final long CLOCK_RATE_MARGIN = 1000;
 
     private final Rule rule;
     private final long ttlMicros;
@@ -83,10 +89,12 @@ final class LeasePlan {
     private final Bound bound;
     private final long[] epochWindows;
     private final String notLeasedBecause;
+    private final boolean clientTime;
 
-    private LeasePlan(Rule rule, long ttlMicros, long maxBatch, Bound bound, long[] epochWindows,
+    private LeasePlan(Rule rule, boolean clientTime, long ttlMicros, long maxBatch, Bound bound, long[] epochWindows,
                       String notLeasedBecause) {
         this.rule = rule;
+        this.clientTime = clientTime;
         this.ttlMicros = ttlMicros;
         this.maxBatch = maxBatch;
         this.bound = bound;
@@ -116,22 +124,22 @@ final class LeasePlan {
         long maxBatch = mode.maxBatch() > 0 ? mode.maxBatch() : Math.max(1, smallest / AUTOMATIC_BATCH_DIVISOR);
         long ttl = Arith.micros(mode.leaseTtl());
         if (windowed.isEmpty()) {
-            return new LeasePlan(rule, ttl, maxBatch, Bound.TTL, null, null);
+            return new LeasePlan(rule, clientTime, ttl, maxBatch, Bound.TTL, null, null);
         }
         if (rule.limits().size() == 1) {
-            return new LeasePlan(rule, ttl, maxBatch, Bound.RESET_AFTER, null, null);
+            return new LeasePlan(rule, clientTime, ttl, maxBatch, Bound.RESET_AFTER, null, null);
         }
         boolean allEpoch = windowed.stream().allMatch(l -> l instanceof FixedWindow f
                 && f.align() == FixedWindow.Align.EPOCH);
         if (clientTime && allEpoch) {
             long[] windows = windowed.stream().mapToLong(l -> Arith.micros(((FixedWindow) l).window())).toArray();
-            return new LeasePlan(rule, ttl, maxBatch, Bound.EPOCH_WINDOWS, windows, null);
+            return new LeasePlan(rule, clientTime, ttl, maxBatch, Bound.EPOCH_WINDOWS, windows, null);
         }
         String why = "limit '" + windowed.get(0).name() + "' (" + windowed.get(0).algorithm() + ") forgets its "
                 + "charges at the end of a window this node cannot see in a rule of several limits ("
                 + (allEpoch ? "the store uses Redis server time; give it a clock to lease epoch-aligned windows"
                 : "its windows start at the key's first request") + ")";
-        return new LeasePlan(rule, ttl, maxBatch, Bound.NONE, null, why);
+        return new LeasePlan(rule, clientTime, ttl, maxBatch, Bound.NONE, null, why);
     }
 
     /**
@@ -197,17 +205,18 @@ final class LeasePlan {
      * How long after the call was sent the permits of a lease may be spent: the TTL, shortened to the end of
      * the window (cycle) the permits were charged in when the rule has a windowed limit.
      *
-     * @param reply      the lease call's decision (one that granted permits)
-     * @param clientTime the client time the call was decided at (only read for {@link Bound#EPOCH_WINDOWS})
+     * @param reply  the lease call's decision (one that granted permits)
+     * @param sentAt the client time the call was decided at (only read for {@link Bound#EPOCH_WINDOWS})
      */
-    long lifetime(Decision reply, long clientTime) {
+    long lifetime(Decision reply, long sentAt) {
         return switch (bound) {
             case TTL -> ttlMicros;
-            case RESET_AFTER -> Math.min(ttlMicros, reply.resetAfterMicros());
+            case RESET_AFTER -> Math.min(ttlMicros, clientTime ? reply.resetAfterMicros()
+                    : reply.resetAfterMicros() - reply.resetAfterMicros() / CLOCK_RATE_MARGIN);
             case EPOCH_WINDOWS -> {
                 long life = ttlMicros;
                 for (long w : epochWindows) {
-                    life = Math.min(life, w - clientTime % w);
+                    life = Math.min(life, w - sentAt % w);
                 }
                 yield life;
             }
