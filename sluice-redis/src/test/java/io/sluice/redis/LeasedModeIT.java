@@ -353,6 +353,72 @@ class LeasedModeIT {
     }
 
     @Test
+    void requestsQueuedForALeaseCallAreDecidedInArrivalOrderAndRejectedWhenRedisRunsOut() throws Exception {
+        Rule rule = leased("queue", Mode.leased(), FixedWindow.of(6, Duration.ofHours(1)));
+        try (RedisServer own = RedisServer.start();
+             DefaultRedisStore store = (DefaultRedisStore) RedisStore.builder().uri(own.uri()).prefix(prefix)
+                     .clock(clock).listener(listener).timeout(Duration.ofSeconds(5)).build();
+             RateLimiter l = RateLimiter.builder(rule).store(store).build()) {
+            List<CompletableFuture<Decision>> queued = new ArrayList<>();
+            own.pause(); // holds the first lease call in flight while the others queue behind it
+            try {
+                for (int i = 0; i < 10; i++) {
+                    queued.add(l.tryAcquireAsync("k", 1));
+                }
+            } finally {
+                own.resume();
+            }
+            List<Boolean> admitted = new ArrayList<>();
+            for (CompletableFuture<Decision> f : queued) {
+                Decision d = f.get(10, TimeUnit.SECONDS);
+                assertThat(d.source()).isEqualTo(Decision.Source.LEASE);
+                admitted.add(d.allowed());
+            }
+            // The first call asked for 1 (a cold key); the nine left asked for 9 at once and got the 5 left.
+            assertThat(requested()).containsExactly(1L, 9L);
+            assertThat(leases.get(1)[1]).isEqualTo(5);
+            assertThat(admitted).containsExactly(true, true, true, true, true, true, false, false, false, false);
+            Decision rejected = queued.get(9).get();
+            assertThat(rejected.retryAfterMicros()).as("until the window ends").isEqualTo(3_600_000_000L);
+            assertThat(store.leaseCalls()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void aRequestQueuedAfterTheWindowEndedIsNotServedFromALeaseOfThatWindow() throws Exception {
+        Rule rule = leased("late", Mode.leased().withMaxBatch(10), FixedWindow.of(1000, Duration.ofSeconds(1)));
+        try (RedisServer own = RedisServer.start();
+             DefaultRedisStore store = (DefaultRedisStore) RedisStore.builder().uri(own.uri()).prefix(prefix)
+                     .clock(clock).listener(listener).timeout(Duration.ofSeconds(5)).build();
+             RateLimiter l = RateLimiter.builder(rule).store(store).build()) {
+            clock.setMicros(T0 + 980_000);
+            for (int i = 0; i < 15; i++) {              // leases of 1, 2, 4 and 8, all spent: about 1000/s
+                l.tryAcquire("k");
+                clock.advanceMillis(1);
+            }
+            clock.setMicros(T0 + 999_000);
+            CompletableFuture<Decision> early;
+            CompletableFuture<Decision> late;
+            own.pause();
+            try {
+                early = l.tryAcquireAsync("k", 1);         // sends a lease of 10 in window 0
+                clock.setMicros(T0 + 1_000_500);           // window 0 ends while the call is in flight
+                late = l.tryAcquireAsync("k", 1);          // queued behind it, in window 1
+            } finally {
+                own.resume();
+            }
+            assertThat(early.get(10, TimeUnit.SECONDS).allowed()).as("decided on the reply").isTrue();
+            assertThat(late.get(10, TimeUnit.SECONDS).allowed()).isTrue();
+            assertThat(requested()).containsExactly(1L, 2L, 4L, 8L, 10L, 10L);
+            assertThat(store.expiredLeasePermits()).as("the 9 left of window 0 were not spent in window 1")
+                    .isEqualTo(9);
+            StoredState state = StoredState.parse(own.call("GET", prefix + ":{late:k}:fixed_window"));
+            assertThat(state.windowStart()).isEqualTo(T0 + 1_000_000);
+            assertThat(state.count()).isEqualTo(10);
+        }
+    }
+
+    @Test
     void idleKeysWhoseLeaseExpiredAreDropped() {
         Rule rule = leased("memory", Mode.leased(), FixedWindow.of(100, Duration.ofHours(1)));
         try (DefaultRedisStore store = store(Topology.STANDALONE);

@@ -8,6 +8,10 @@ import io.sluice.Request;
 import io.sluice.Rule;
 import io.sluice.SluiceListener;
 import io.sluice.internal.algorithm.Arith;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -28,9 +32,15 @@ import org.slf4j.LoggerFactory;
  * A lease is the store's best-effort decision ({@code at_most}, {@link Request#tryAcquireAtMost}) for a batch
  * of permits: one script call that charges every limit of the rule the largest count all of them can grant,
  * up to the batch, atomically with every other node's calls. No script change is needed, and what Redis
- * charged is exactly what the node may spend. One lease call per key is in flight at a time: requests that
- * find the lease short while one is in flight wait for it by chaining on its future (asynchronously; a
- * synchronous caller blocks on its own future only, as in exact mode), then try the new lease.
+ * charged is exactly what the node may spend. One lease call per key is in flight at a time. A request the lease
+ * cannot cover joins the key's queue and gets a future (asynchronously; a synchronous caller blocks on its own
+ * future only, as in exact mode); the first one starts the call, sized for the whole queue. When the call lands
+ * the queue is decided in arrival order: each request the lease covers is spent; when Redis granted less than
+ * asked it has nothing more now, so the others are rejected, as exact calls would have been; otherwise (more
+ * requests arrived during the call than it asked for) the next call is sent for those still queued. So a
+ * request waits for at most two calls. (Chaining each waiter on the in-flight future instead lets later
+ * requests overtake earlier ones call after call: under a saturated, refilling limit a synchronous caller was
+ * measured starving past its four-second await bound.)
  *
  * <h2>Deciding a request</h2>
  *
@@ -38,7 +48,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code tryAcquire(p)} (and a {@code reserve} that may not wait): spent locally when the lease holds at
  *       least {@code p} (source {@link Decision.Source#LEASE}, granted {@code p}, remaining what the lease
  *       still holds, the limit the lease call reported, no retry-after or wait). Otherwise a lease of
- *       {@code max(p − held, batch)} is taken and {@code p} spent from both. When Redis grants fewer than that
+ *       {@code max(p − held, batch)} is taken (more when other requests are queued for it) and {@code p}
+ *       spent from both. When Redis grants fewer than that
  *       needs, the request is rejected and the partial lease is kept for later, smaller requests; the
  *       retry-after reported is the lease call's {@code resetAfter}, the time until every limit of the rule is
  *       full again, after which any admissible request passes unless others take the permits first (an upper
@@ -64,8 +75,10 @@ import org.slf4j.LoggerFactory;
  * use: {@code token_bucket} admits at most {@code capacity + rate × (t + ttl)} in any interval {@code t},
  * {@code gcra} {@code burst + rate × (t + ttl)}, {@code sliding_log} at most its limit in every interval of
  * {@code window − ttl}, {@code rolling_window} in every interval of {@code window − bucket − ttl}, and
- * {@code sliding_window}'s counters count permits by the window they were charged in. The request that takes a
- * lease is admitted on the reply, as an exact decision would be.
+ * {@code sliding_window}'s counters count permits by the window they were charged in. Requests queued when a
+ * lease call was sent are decided on its reply, as an exact decision would be, even if the lease ended while
+ * the call was in flight (Redis decided them before it ended); requests that arrived later are local spends and
+ * respect the lease's end (else one arriving after a window ended could spend a permit of that window).
  *
  * <h2>Under-use</h2>
  *
@@ -84,8 +97,8 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Failure</h2>
  *
- * A lease call that fails (through {@link RedisGate}, which may also refuse it) fails the request that took it
- * and the requests that waited for it and could not be served otherwise, with its
+ * A lease call that fails (through {@link RedisGate}, which may also refuse it) fails the requests queued for it
+ * that the lease cannot cover (one failing call for all of them, not one each), with its
  * {@link io.sluice.redis.RedisStoreException}; the rule's failure policy applies above this class. Permits
  * already leased stay spendable until they expire, also while Redis is down. A lease call that timed out may
  * have been charged: those permits are lost, never spent twice.
@@ -148,7 +161,7 @@ final class Leases {
 
     /** Decides a request {@link #handles} takes, from the node's lease of the key. */
     CompletableFuture<Decision> decide(Rule rule, String key, Request request) {
-        return acquire(leasesOf(rule), key, request, null);
+        return acquire(leasesOf(rule), key, request);
     }
 
     /** Drops the node's lease and remembered rejection of the key ({@code reset}). */
@@ -181,46 +194,39 @@ final class Leases {
 
     // ------------------------------------------------------------------------------------------------ deciding
 
-    private CompletableFuture<Decision> acquire(RuleLeases r, String key, Request request, Throwable failure) {
+    private CompletableFuture<Decision> acquire(RuleLeases r, String key, Request request) {
         for (;;) {
             Entry e = r.keys.computeIfAbsent(key, k -> new Entry());
-            CompletableFuture<Void> pending;
-            long requested;
-            long sentAt;
+            Waiter waiter;
+            long requested = 0;
+            long sentAt = 0;
             synchronized (e) {
                 if (e.removed) {
                     continue; // swept between the lookup and the lock: take the key's new entry
                 }
                 long now = now();
                 e.lastUsed = now;
-                Decision local = e.decideLocally(request, now, r.plan, expiredPermits);
+                Decision local = e.decideLocally(request, now, expiredPermits);
                 if (local != null) {
                     return CompletableFuture.completedFuture(local);
                 }
-                if (failure != null) {
-                    // The lease call this request waited for failed, and nothing here covers it.
-                    return CompletableFuture.failedFuture(failure);
-                }
-                pending = e.inFlight;
-                if (pending == null) {
-                    requested = e.startLease(request, now, r.plan);
+                waiter = new Waiter(request, now, new CompletableFuture<>());
+                e.waiting.add(waiter);
+                if (!e.calling) {
+                    requested = e.startLease(now, r.plan);
                     sentAt = now;
-                } else {
-                    requested = 0;
-                    sentAt = 0;
                 }
             }
-            if (pending != null) {
-                return pending.handle((x, error) -> error)
-                        .thenCompose(error -> acquire(r, key, request, unwrap(error)));
+            if (requested > 0) {
+                sweepIfDue(sentAt);
+                lease(r, key, e, requested, sentAt);
             }
-            sweepIfDue(sentAt);
-            return lease(r, key, e, request, requested, sentAt);
+            return waiter.decision;
         }
     }
 
-    private CompletableFuture<Decision> lease(RuleLeases r, String key, Entry e, Request request, long requested,
-                                              long sentAt) {
+    /** Sends a lease call; its outcome is handled by {@link #landed}. */
+    private void lease(RuleLeases r, String key, Entry e, long requested, long sentAt) {
         leaseCalls.incrementAndGet();
         CompletableFuture<Decision> reply;
         try {
@@ -228,34 +234,69 @@ final class Leases {
         } catch (RuntimeException ex) {
             reply = CompletableFuture.failedFuture(ex);
         }
-        return reply.handle((d, error) -> landed(r, e, request, requested, sentAt, d, unwrap(error)))
-                .thenCompose(f -> f);
+        reply.whenComplete((d, error) -> landed(r, key, e, requested, sentAt, d, unwrap(error)));
     }
 
-    /** The lease call's outcome: into the entry, then the taking request's decision, then the waiters go. */
-    private CompletableFuture<Decision> landed(RuleLeases r, Entry e, Request request, long requested, long sentAt,
-                                               Decision reply, Throwable error) {
-        CompletableFuture<Void> done;
-        Decision decision = null;
+    /**
+     * A lease call's outcome: the reply joins the entry, then the queued requests are decided in arrival order
+     * (their futures completed outside the entry's lock), and when some are still waiting for permits Redis may
+     * still have, the next call is sent for them.
+     */
+    private void landed(RuleLeases r, String key, Entry e, long requested, long sentAt, Decision reply,
+                        Throwable error) {
+        List<Waiter> decided = new ArrayList<>();
+        List<Decision> decisions = new ArrayList<>();
+        long nextRequested = 0;
+        long nextSentAt = 0;
         synchronized (e) {
-            done = e.inFlight;
-            e.inFlight = null;
+            e.calling = false;
+            long now = now();
             if (error == null) {
-                long now = now();
                 e.absorb(reply, sentAt, now, r.plan, expiredPermits);
-                decision = e.afterLease(request, reply, now, expiredPermits);
-                if (e.removed) {
-                    e.drop(expiredPermits); // reset or superseded while the call was in flight
+            }
+            // Redis granted less than asked: it has nothing more now, so those it could not cover are rejected,
+            // as exact calls would have been.
+            boolean ranOut = error == null && (!reply.allowed() || reply.granted() < requested);
+            for (Iterator<Waiter> it = e.waiting.iterator(); it.hasNext(); ) {
+                Waiter w = it.next();
+                // A request queued when the call was sent is decided on its reply, as an exact call would be,
+                // even if the lease ended in flight. One that came later is a local spend like any other: were
+                // it served from a lease whose window ended meanwhile, it would spend permits of that window in
+                // the next one.
+                Decision d = e.serve(w.request, now, w.arrivedAt <= sentAt);
+                if (d == null && ranOut) {
+                    d = e.rejectedAfterLease(w.request, reply, now);
+                }
+                if (d != null || error != null) {
+                    it.remove();
+                    decided.add(w);
+                    decisions.add(d);
                 }
             }
+            e.expire(now, expiredPermits);
+            if (e.removed) {
+                e.drop(expiredPermits); // reset or superseded while the call was in flight
+            }
+            if (!e.waiting.isEmpty()) {
+                nextRequested = e.startLease(now, r.plan);
+                nextSentAt = now;
+            }
         }
-        if (error != null) {
-            done.completeExceptionally(error);
-            return CompletableFuture.failedFuture(error);
+        if (error == null) {
+            tellLease(r.plan.rule(), requested, reply.allowed() ? reply.granted() : 0);
         }
-        tellLease(r.plan.rule(), requested, reply.allowed() ? reply.granted() : 0);
-        done.complete(null);
-        return CompletableFuture.completedFuture(decision);
+        for (int i = 0; i < decided.size(); i++) {
+            Decision d = decisions.get(i);
+            if (d != null) {
+                decided.get(i).decision.complete(d);
+            } else {
+                // The call failed and nothing leased covers the request.
+                decided.get(i).decision.completeExceptionally(error);
+            }
+        }
+        if (nextRequested > 0) {
+            lease(r, key, e, nextRequested, nextSentAt);
+        }
     }
 
     private void tellLease(Rule rule, long requested, long granted) {
@@ -328,6 +369,9 @@ final class Leases {
         return t;
     }
 
+    /** A request waiting for a lease call, and its decision to complete. */
+    private record Waiter(Request request, long arrivedAt, CompletableFuture<Decision> decision) {}
+
     /** One rule version's plan and its keys' entries. */
     private static final class RuleLeases {
         final LeasePlan plan;
@@ -355,8 +399,9 @@ final class Leases {
         Decision rejection;
         long rejectedAt;
         long rejectUntil;
-        /** The lease call in flight, completed (after the entry is updated) when it lands; null when none. */
-        CompletableFuture<Void> inFlight;
+        /** Whether a lease call is in flight, and the requests waiting for it, in arrival order. */
+        boolean calling;
+        final ArrayDeque<Waiter> waiting = new ArrayDeque<>();
         /** Permits spent per second, averaged over lease calls; 0 until measured. */
         double rate;
         boolean rated;
@@ -369,11 +414,11 @@ final class Leases {
         boolean removed;
 
         /** The decision the entry makes without Redis, or null when the request needs a lease call. */
-        Decision decideLocally(Request request, long now, LeasePlan plan, AtomicLong expired) {
+        Decision decideLocally(Request request, long now, AtomicLong expired) {
             expire(now, expired);
-            long p = request.permits();
-            if (request.op() == Request.Op.TRY_AT_MOST ? held > 0 : held >= p) {
-                return spend(Math.min(p, held), now);
+            Decision spent = serve(request, now, false);
+            if (spent != null) {
+                return spent;
             }
             if (rejection != null) {
                 if (now < rejectUntil) {
@@ -385,10 +430,25 @@ final class Leases {
         }
 
         /**
-         * Starts a lease call: measures the rate since the previous one, sizes the batch and marks the call in
-         * flight. Returns the permits to ask for.
+         * Spends the request from the lease when it covers it (a best-effort request: when it holds any), and the
+         * lease has not ended unless {@code evenIfEnded}.
          */
-        long startLease(Request request, long now, LeasePlan plan) {
+        Decision serve(Request request, long now, boolean evenIfEnded) {
+            if (!evenIfEnded && now >= expiresAt) {
+                return null;
+            }
+            long p = request.permits();
+            if (request.op() == Request.Op.TRY_AT_MOST ? held > 0 : held >= p) {
+                return spend(Math.min(p, held), now);
+            }
+            return null;
+        }
+
+        /**
+         * Starts a lease call for the waiting requests: measures the rate since the previous call, sizes the
+         * batch and marks the call in flight. Returns the permits to ask for.
+         */
+        long startLease(long now, LeasePlan plan) {
             if (measuring) {
                 long elapsed = Math.max(1, now - measuredFrom);
                 double sample = spentSince * 1e6 / elapsed;
@@ -400,11 +460,13 @@ final class Leases {
             measuring = true;
             measuredFrom = now;
             spentSince = 0;
-            long p = request.permits();
-            long need = request.op() == Request.Op.TRY_AT_MOST ? p : p - held;
-            long batch = batch(need, plan);
+            long need = -held;
+            for (Waiter w : waiting) {
+                need = Math.min(Limit.MAX_COUNT, need + w.request.permits());
+            }
+            long batch = batch(Math.max(1, need), plan);
             lastBatch = batch;
-            inFlight = new CompletableFuture<>();
+            calling = true;
             return batch;
         }
 
@@ -437,23 +499,20 @@ final class Leases {
             }
         }
 
-        /** The decision of the request that took the lease, on its reply. */
-        Decision afterLease(Request request, Decision reply, long now, AtomicLong expired) {
-            long p = request.permits();
-            Decision decision;
-            if (request.op() == Request.Op.TRY_AT_MOST ? held > 0 : held >= p) {
-                // Admitted on the reply, as an exact decision would be, even if the lease ended in flight.
-                decision = spend(Math.min(p, held), now);
-            } else if (!reply.allowed() || reply.granted() == 0) {
-                decision = rejected(now);
-            } else {
-                // Fewer than p: keep them for smaller requests. Redis has nothing grantable left now; by
-                // resetAfter every limit is full again.
-                decision = new Decision(false, 0, held, Math.max(1, reply.resetAfterMicros()),
-                        reply.resetAfterMicros(), 0, reply.limit(), Decision.NO_LEASE, Decision.Source.LEASE);
+        /**
+         * The decision of a waiting request the lease call's permits did not cover, when Redis ran out: its
+         * remembered rejection when it granted nothing; after a partial grant, a rejection whose retry-after is
+         * the reply's resetAfter (by then every limit is full again; the reply of a best-effort call does not say
+         * when the missing permits come back, so this is an upper bound).
+         */
+        Decision rejectedAfterLease(Request request, Decision reply, long now) {
+            if (!reply.allowed() || reply.granted() == 0) {
+                return rejected(now);
             }
-            expire(now, expired);
-            return decision;
+            long elapsed = now - leasedAt;
+            long reset = countDown(reply.resetAfterMicros(), elapsed);
+            return new Decision(false, 0, held, Math.max(1, reset), reset, 0, reply.limit(), Decision.NO_LEASE,
+                    Decision.Source.LEASE);
         }
 
         private Decision spend(long n, long now) {
@@ -471,7 +530,7 @@ final class Leases {
                     Decision.Source.LEASE);
         }
 
-        private void expire(long now, AtomicLong expired) {
+        void expire(long now, AtomicLong expired) {
             if (held > 0 && now >= expiresAt) {
                 expired.addAndGet(held);
                 held = 0;
@@ -482,7 +541,7 @@ final class Leases {
         synchronized boolean dropIfIdle(long now, long idleMicros, AtomicLong expired) {
             boolean leaseGone = held == 0 || now >= expiresAt;
             boolean rejectionGone = rejection == null || now >= rejectUntil;
-            if (inFlight == null && leaseGone && rejectionGone && now - lastUsed >= idleMicros) {
+            if (!calling && leaseGone && rejectionGone && now - lastUsed >= idleMicros) {
                 expire(now, expired);
                 removed = true;
                 return true;
