@@ -234,7 +234,27 @@ final class Leases {
         } catch (RuntimeException ex) {
             reply = CompletableFuture.failedFuture(ex);
         }
-        reply.whenComplete((d, error) -> landed(r, key, e, requested, sentAt, d, unwrap(error)));
+        reply.whenComplete((d, error) -> {
+            try {
+                landed(r, key, e, requested, sentAt, d, unwrap(error));
+            } catch (RuntimeException bug) {
+                // Never leave the key's queue waiting on a call that will not land again.
+                log.error("leased mode failed to handle a lease call's outcome for rule '{}'", r.plan.rule().name(),
+                        bug);
+                failQueue(e, bug);
+            }
+        });
+    }
+
+    /** Fails every queued request and ends the call, so the key is usable again. */
+    private static void failQueue(Entry e, Throwable failure) {
+        List<Waiter> failed;
+        synchronized (e) {
+            failed = new ArrayList<>(e.waiting);
+            e.waiting.clear();
+            e.calling = false;
+        }
+        failed.forEach(w -> w.decision.completeExceptionally(failure));
     }
 
     /**
