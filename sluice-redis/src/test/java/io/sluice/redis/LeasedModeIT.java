@@ -466,6 +466,18 @@ class LeasedModeIT {
     }
 
     @Test
+    void aClockOutsideTheSupportedRangeIsAnErrorInLeasedModeToo() {
+        Rule rule = leased("badclock", Mode.leased(), FixedWindow.of(100, Duration.ofHours(1)));
+        clock.setMicros(-1);
+        try (DefaultRedisStore store = store(Topology.STANDALONE);
+             RateLimiter l = RateLimiter.builder(rule).store(store).build()) {
+            assertThatThrownBy(() -> l.tryAcquire("k")).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("clock reading");
+            assertThat(leases).as("no lease was taken").isEmpty();
+        }
+    }
+
+    @Test
     void aChangedLimitDropsTheLeasesTakenUnderThePreviousOne() {
         Rule rule = leased("change", Mode.leased().withMaxBatch(10), FixedWindow.of(100, Duration.ofHours(1)));
         try (DefaultRedisStore store = store(Topology.STANDALONE);

@@ -22,6 +22,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -100,7 +101,7 @@ public final class DefaultRedisStore implements RedisStore {
 
     /** One script call decides the request: the exact mode. */
     private CompletableFuture<Decision> exact(Rule rule, String key, Request request) {
-        return gate.call("decide", () -> exactCall(rule, key, request, READ_CLOCK));
+        return gate.call("decide", () -> exactCall(rule, key, request, this::now));
     }
 
     /**
@@ -117,20 +118,16 @@ public final class DefaultRedisStore implements RedisStore {
     }
 
     /** One lease: a best-effort script call for {@code permits}, at the client time Leases read (or server time). */
-    private CompletableFuture<Decision> leaseCall(Rule rule, String key, long permits, long clientTime) {
-        return gate.call("lease", () -> exactCall(rule, key, Request.tryAcquireAtMost(permits), clientTime));
+    private CompletableFuture<Decision> leaseCall(Rule rule, String key, long permits, boolean serverTime,
+                                                  long clientTime) {
+        return gate.call("lease", () -> exactCall(rule, key, Request.tryAcquireAtMost(permits),
+                () -> serverTime ? "" : clientTime(clientTime)));
     }
 
-    /** {@link #exactCall}'s time: read the store's clock now (or use server time when it has none). */
-    private static final long READ_CLOCK = -2;
-
-    /**
-     * One script call deciding {@code request}, at {@code time}: {@link #READ_CLOCK}, {@link Leases#SERVER_TIME}
-     * or a client clock reading.
-     */
-    private CompletableFuture<Decision> exactCall(Rule rule, String key, Request request, long time) {
+    /** One script call deciding {@code request} at {@code time} (the script's time argument, see {@link #now}). */
+    private CompletableFuture<Decision> exactCall(Rule rule, String key, Request request, Supplier<String> time) {
         try {
-            String now = time == READ_CLOCK ? now() : time == Leases.SERVER_TIME ? "" : clientTime(time);
+            String now = time.get();
             DecisionCall call = DecisionCall.decide(List.of(target(rule, key)), request, now, requestId(), layout,
                     dedupTtlMillis);
             return run(port.evalsha(script.sha1(), call.call()), call.call()).thenApply(call::decision);

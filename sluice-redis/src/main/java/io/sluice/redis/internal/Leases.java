@@ -117,14 +117,11 @@ final class Leases {
     @FunctionalInterface
     interface Caller {
         /**
-         * @param clientTime the client time to decide at, when the store has a clock; {@link #SERVER_TIME}
-         *                   otherwise
+         * @param serverTime whether Redis decides at its own time (the store has no clock)
+         * @param clientTime otherwise, the store clock's reading to decide at
          */
-        CompletableFuture<Decision> lease(Rule rule, String key, long permits, long clientTime);
+        CompletableFuture<Decision> lease(Rule rule, String key, long permits, boolean serverTime, long clientTime);
     }
-
-    /** {@link Caller#lease}'s time when the store decides by Redis server time. */
-    static final long SERVER_TIME = -1;
 
     private static final Logger log = LoggerFactory.getLogger(Leases.class);
     private static final long MIN_SWEEP_INTERVAL_MICROS = 1_000_000;
@@ -230,7 +227,7 @@ final class Leases {
         leaseCalls.incrementAndGet();
         CompletableFuture<Decision> reply;
         try {
-            reply = caller.lease(r.plan.rule(), key, requested, clock == null ? SERVER_TIME : sentAt);
+            reply = caller.lease(r.plan.rule(), key, requested, clock == null, sentAt);
         } catch (RuntimeException ex) {
             reply = CompletableFuture.failedFuture(ex);
         }
