@@ -164,7 +164,7 @@ class FleetAccuracyIT {
     }
 
     /** The worker processes, each with a store per topology and one in memory (named MEMORY). */
-    private static final class Fleet implements AutoCloseable {
+    static final class Fleet implements AutoCloseable {
         private static final String MEMORY = "MEMORY";
 
         final String prefix;
@@ -233,7 +233,24 @@ class FleetAccuracyIT {
             throw new AssertionError(c + ": two runs straddled a boundary of " + c.alignedPeriodMicros() + " us");
         }
 
-        private static long serverMicros(Topology topology) {
+        /**
+         * Runs a case in a local-first mode ({@code RUN ... <mode>}, see {@link FleetModeRuns}) on every process
+         * at once, with no repetition, and returns each process's {@code DONE} line split into words.
+         */
+        List<String[]> runInMode(Topology topology, String caseName, String key, String mode) {
+            long startAt = System.currentTimeMillis() + START_DELAY_MILLIS;
+            for (Worker w : workers) {
+                w.send("RUN " + topology.name() + " " + caseName + " " + key + " " + startAt + " " + mode);
+            }
+            List<String[]> done = new ArrayList<>();
+            for (Worker w : workers) {
+                done.add(w.expect("DONE " + topology.name() + " " + caseName + " " + key + " ", RUN_WITHIN)
+                        .split(" "));
+            }
+            return done;
+        }
+
+        static long serverMicros(Topology topology) {
             if (topology == null) {
                 return System.currentTimeMillis() * 1000;
             }

@@ -4,6 +4,7 @@ import io.sluice.Decision;
 import io.sluice.FixedWindow;
 import io.sluice.RateLimiter;
 import io.sluice.Rule;
+import io.sluice.SluiceListener;
 import io.sluice.Store;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -40,7 +41,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Protocol on standard input and output, one line each: the worker prints {@code READY} once connected and
  * warmed up; {@code RUN <store> <case> <key> <start>} (a {@link FleetCase} name, the start in epoch
  * milliseconds) hammers {@code key} under that case's rule on that store from that instant and prints
- * {@code DONE <store> <case> <key> <admitted> <attempts> <errors>}; {@code QUIT} (or the end of input) exits.
+ * {@code DONE <store> <case> <key> <admitted> <attempts> <errors>}; {@code RUN <store> <case> <key> <start> <mode>}
+ * does the same in a local-first mode on stores of its own and adds what the mode measured (see
+ * {@link FleetModeRuns}); {@code QUIT} (or the end of input) exits.
  * Errors (any exception from the limiter) are counted and the first is printed on standard error: a failed call
  * may or may not have been charged, so the fleet asserts there were none.
  */
@@ -60,9 +63,12 @@ public final class FleetWorker {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         Map<String, Store> stores = new LinkedHashMap<>();
+        Map<String, String> specs = new LinkedHashMap<>();
+        FleetModeRuns modeRuns = new FleetModeRuns(specs, prefix);
         try {
             for (int i = 4; i < args.length; i++) {
                 int eq = args[i].indexOf('=');
+                specs.put(args[i].substring(0, eq), args[i].substring(eq + 1));
                 stores.put(args[i].substring(0, eq), open(args[i].substring(eq + 1), prefix));
             }
             Map<String, RateLimiter> limiters = new HashMap<>();
@@ -78,6 +84,11 @@ public final class FleetWorker {
             String line;
             while ((line = in.readLine()) != null && !line.equals("QUIT")) {
                 String[] w = line.split(" ");
+                if (w.length == 6 && w[0].equals("RUN")) {
+                    // RUN <store> <case> <key> <start> <mode>: a run in a local-first mode (FleetModeRuns).
+                    out.println(modeRuns.run(w, pool, threads, minNanos, maxNanos));
+                    continue;
+                }
                 RateLimiter limiter = w.length == 5 && w[0].equals("RUN") ? limiters.get(w[1] + " " + w[2]) : null;
                 if (limiter == null) {
                     System.err.println("FleetWorker: unknown command '" + line + "'");
@@ -85,7 +96,7 @@ public final class FleetWorker {
                 }
                 long startAt = Long.parseLong(w[4]);
                 Result r = hammer(limiter, w[3], startAt, pool, threads, minNanos, maxNanos,
-                        FleetCase.valueOf(w[2]).bound());
+                        FleetCase.valueOf(w[2]).bound(), null);
                 out.println("DONE " + w[1] + " " + w[2] + " " + w[3] + " " + r.admitted + " " + r.attempts + " "
                         + r.errors);
             }
@@ -94,10 +105,16 @@ public final class FleetWorker {
             for (Store s : stores.values()) {
                 s.close();
             }
+            modeRuns.close();
         }
     }
 
     private static Store open(String spec, String prefix) {
+        return open(spec, prefix, SluiceListener.NONE);
+    }
+
+    /** A store by its spec (see the usage), telling {@code listener} what it does when it is a Redis store. */
+    static Store open(String spec, String prefix, SluiceListener listener) {
         if (spec.equals("memory")) {
             return Store.memory().build();
         }
@@ -105,19 +122,20 @@ public final class FleetWorker {
         // A generous timeout: a call that times out may or may not have been charged, which would make the
         // count inexact; on a loaded test machine a second can pass.
         return RedisStore.builder().uri(cluster ? spec.substring("cluster:".length()) : spec).cluster(cluster)
-                .prefix(prefix).timeout(Duration.ofSeconds(10)).build();
+                .prefix(prefix).timeout(Duration.ofSeconds(10)).listener(listener).build();
     }
 
     /** What one run counted. */
-    private record Result(long admitted, long attempts, long errors) {}
+    record Result(long admitted, long attempts, long errors) {}
 
     /**
      * All threads start together on the key at {@code startAtMillis} (wall clock: every process of the fleet
      * is on this machine, so they start together); each tries until {@code minNanos} have passed and this
      * process made {@code minAttempts} attempts, or {@code maxNanos} passed.
      */
-    private static Result hammer(RateLimiter limiter, String key, long startAtMillis, ExecutorService pool,
-                                 int threads, long minNanos, long maxNanos, long minAttempts) throws Exception {
+    static Result hammer(RateLimiter limiter, String key, long startAtMillis, ExecutorService pool,
+                         int threads, long minNanos, long maxNanos, long minAttempts,
+                         FleetModeRuns.Admissions admissions) throws Exception {
         CountDownLatch start = new CountDownLatch(1);
         AtomicLong attempts = new AtomicLong();
         AtomicLong admitted = new AtomicLong();
@@ -133,11 +151,18 @@ public final class FleetWorker {
                     if (elapsed >= maxNanos || (elapsed >= minNanos && attempts.get() >= minAttempts)) {
                         return null;
                     }
+                    if (admissions != null) {
+                        admissions.pace();
+                    }
                     attempts.incrementAndGet();
                     try {
+                        long before = admissions == null ? 0 : admissions.before();
                         Decision d = limiter.tryAcquire(key);
                         if (d.allowed()) {
                             admitted.incrementAndGet();
+                            if (admissions != null) {
+                                admissions.admitted(before);
+                            }
                         }
                     } catch (RuntimeException e) {
                         errors.incrementAndGet();

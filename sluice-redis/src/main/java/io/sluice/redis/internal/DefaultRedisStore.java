@@ -22,6 +22,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,10 +53,12 @@ public final class DefaultRedisStore implements RedisStore {
     private final SluiceScript syncScript = SluiceScript.sync();
     private final AtomicReference<CompletableFuture<Void>> syncLoading = new AtomicReference<>();
     private final Syncs syncs;
+    private final Leases leases;
 
     private DefaultRedisStore(StoreSettings settings, RedisPort port) {
         this.settings = settings;
         this.port = port;
+        this.leases = new Leases(this::leaseCall, settings.clock(), settings.listener());
         this.layout = new KeyLayout(settings.prefix());
         this.dedupTtlMillis = Long.toString(settings.dedupTtl().toMillis());
         this.where = RedisUris.describe(settings.uris());
@@ -139,20 +142,43 @@ public final class DefaultRedisStore implements RedisStore {
 
     private CompletableFuture<Decision> route(Rule rule, String key, Request request) {
         return switch (rule.mode().kind()) {
-            // Until the coalescer and leases land, those modes are decided exactly.
-            case EXACT, COALESCED, LEASED -> exact(rule, key, request);
+            // Until the coalescer lands, that mode is decided exactly.
+            case EXACT, COALESCED -> exact(rule, key, request);
+            case LEASED -> leased(rule, key, request);
             case SYNCED -> syncs.decide(rule, key, request);
         };
     }
 
     /** One script call decides the request: the exact mode. */
     private CompletableFuture<Decision> exact(Rule rule, String key, Request request) {
-        return gate.call("decide", () -> exactCall(rule, key, request));
+        return gate.call("decide", () -> exactCall(rule, key, request, this::now));
     }
 
-    private CompletableFuture<Decision> exactCall(Rule rule, String key, Request request) {
+    /**
+     * Leased mode: tries and best-effort tries are decided from the node's lease of the key ({@link Leases});
+     * waits, reservations, peeks (and releases, below) go to Redis exactly, as do rules whose leases could not
+     * be bounded by their windows (see {@link LeasePlan}).
+     */
+    private CompletableFuture<Decision> leased(Rule rule, String key, Request request) {
         try {
-            DecisionCall call = DecisionCall.decide(List.of(target(rule, key)), request, now(), requestId(), layout,
+            return leases.handles(rule, request) ? leases.decide(rule, key, request) : exact(rule, key, request);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** One lease: a best-effort script call for {@code permits}, at the client time Leases read (or server time). */
+    private CompletableFuture<Decision> leaseCall(Rule rule, String key, long permits, boolean serverTime,
+                                                  long clientTime) {
+        return gate.call("lease", () -> exactCall(rule, key, Request.tryAcquireAtMost(permits),
+                () -> serverTime ? "" : clientTime(clientTime)));
+    }
+
+    /** One script call deciding {@code request} at {@code time} (the script's time argument, see {@link #now}). */
+    private CompletableFuture<Decision> exactCall(Rule rule, String key, Request request, Supplier<String> time) {
+        try {
+            String now = time.get();
+            DecisionCall call = DecisionCall.decide(List.of(target(rule, key)), request, now, requestId(), layout,
                     dedupTtlMillis);
             return run(port.evalsha(script.sha1(), call.call()), call.call()).thenApply(call::decision);
         } catch (RuntimeException e) {
@@ -210,6 +236,7 @@ public final class DefaultRedisStore implements RedisStore {
     /** Forgets the key in Redis and in the local fallback; a Redis failure raises whatever the policy. */
     @Override
     public void reset(Rule rule, String key) {
+        leases.forget(rule, key);
         List<String> keys = Arrays.asList(target(rule, key).stateKeys());
         policies.reset(rule, key);
         syncs.forget(rule, key);
@@ -398,7 +425,11 @@ public final class DefaultRedisStore implements RedisStore {
         if (settings.clock() == null) {
             return "";
         }
-        long now = settings.clock().nowMicros();
+        return clientTime(settings.clock().nowMicros());
+    }
+
+    /** A client clock reading as the script's ARGV ("now,slackMillis"). */
+    private String clientTime(long now) {
         if (now < 0 || now > Arith.MAX_TIME) {
             throw new IllegalStateException("clock reading must be in [0, 2^53] microseconds since the epoch, was "
                     + now);
@@ -584,6 +615,21 @@ public final class DefaultRedisStore implements RedisStore {
     /** The state of the circuit breaker in front of Redis (for tests and health checks). */
     public io.sluice.SluiceListener.BreakerState breakerState() {
         return breaker.state();
+    }
+
+    /** Leased permits this node never spent: expired, or dropped by reset or a rule change (for tests and metrics). */
+    public long expiredLeasePermits() {
+        return leases.expiredPermits();
+    }
+
+    /** Lease calls this node made (for tests and metrics). */
+    public long leaseCalls() {
+        return leases.leaseCalls();
+    }
+
+    /** The (rule, key) entries of leased mode held in memory (for tests). */
+    public int leaseEntries() {
+        return leases.entries();
     }
 
     /** The key layout in use (for tests and tools that inspect Redis). */

@@ -1,0 +1,580 @@
+package io.sluice.redis.internal;
+
+import io.sluice.Clock;
+import io.sluice.Decision;
+import io.sluice.Limit;
+import io.sluice.Mode;
+import io.sluice.Request;
+import io.sluice.Rule;
+import io.sluice.SluiceListener;
+import io.sluice.internal.algorithm.Arith;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link Mode#leased() Leased mode} in the Redis store: strict local-first. Per (rule, key) a node holds a
+ * <em>lease</em>, permits it took from Redis in one atomic script call and has not spent yet, and decides
+ * requests by spending from it in process; it never admits more than Redis granted.
+ *
+ * <h2>Taking a lease</h2>
+ *
+ * A lease is the store's best-effort decision ({@code at_most}, {@link Request#tryAcquireAtMost}) for a batch
+ * of permits: one script call that charges every limit of the rule the largest count all of them can grant,
+ * up to the batch, atomically with every other node's calls. No script change is needed, and what Redis
+ * charged is exactly what the node may spend. One lease call per key is in flight at a time. A request the lease
+ * cannot cover joins the key's queue and gets a future (asynchronously; a synchronous caller blocks on its own
+ * future only, as in exact mode); the first one starts the call, sized for the whole queue. When the call lands
+ * the queue is decided in arrival order: each request the lease covers is spent; when Redis granted less than
+ * asked it has nothing more now, so the others are rejected, as exact calls would have been; otherwise (more
+ * requests arrived during the call than it asked for) the next call is sent for those still queued. So a
+ * request waits for at most two calls. (Chaining each waiter on the in-flight future instead lets later
+ * requests overtake earlier ones call after call: under a saturated, refilling limit a synchronous caller was
+ * measured starving past its four-second await bound.)
+ *
+ * <h2>Deciding a request</h2>
+ *
+ * <ul>
+ *   <li>{@code tryAcquire(p)} (and a {@code reserve} that may not wait): spent locally when the lease holds at
+ *       least {@code p} (source {@link Decision.Source#LEASE}, granted {@code p}, remaining what the lease
+ *       still holds, the limit the lease call reported, no retry-after or wait). Otherwise a lease of
+ *       {@code max(p − held, batch)} is taken (more when other requests are queued for it) and {@code p}
+ *       spent from both. When Redis grants fewer than that
+ *       needs, the request is rejected and the partial lease is kept for later, smaller requests; the
+ *       retry-after reported is the lease call's {@code resetAfter}, the time until every limit of the rule is
+ *       full again, after which any admissible request passes unless others take the permits first (an upper
+ *       bound: the reply of a best-effort call does not say when the missing permits come back). When Redis
+ *       grants nothing, the request is rejected with Redis's retry-after, and the rejection is remembered until
+ *       {@code min(retry-after, lease TTL)}: meanwhile requests the lease cannot cover are rejected locally
+ *       (source LEASE, the retry-after counting down) instead of calling Redis each.
+ *   <li>{@code tryAcquireAtMost(p)}: grants what the lease holds, up to {@code p}; with an empty lease, takes
+ *       one of {@code max(p, batch)} first.
+ *   <li>Requests that wait or reserve ({@code reserve}/{@code acquire} with a wait), peeks and releases are not
+ *       leased: {@code DefaultRedisStore} decides them exactly, in Redis. A peek therefore reports Redis's
+ *       state, in which every node's unspent leases are already charged. {@code reset} forgets the node's
+ *       lease of the key too.
+ * </ul>
+ *
+ * <h2>Guarantee</h2>
+ *
+ * Every permit admitted was charged in Redis, once, by a lease call, so across all nodes no limit admits more
+ * than Redis granted. What changes is when a permit is used: up to the lease's lifetime after it was charged.
+ * {@link LeasePlan} bounds that lifetime by {@link Mode#leaseTtl()} and, for {@code fixed_window} and
+ * {@code refresh_period}, by the end of the window (cycle) the permits were charged in, so those two keep their
+ * guarantee exactly (at most the limit used per window, per cycle). For the others, counted by the moment of
+ * use: {@code token_bucket} admits at most {@code capacity + rate × (t + ttl)} in any interval {@code t},
+ * {@code gcra} {@code burst + rate × (t + ttl)}, {@code sliding_log} at most its limit in every interval of
+ * {@code window − ttl}, {@code rolling_window} in every interval of {@code window − bucket − ttl}, and
+ * {@code sliding_window}'s counters count permits by the window they were charged in. Requests queued when a
+ * lease call was sent are decided on its reply, as an exact decision would be, even if the lease ended while
+ * the call was in flight (Redis decided them before it ended); requests that arrived later are local spends and
+ * respect the lease's end (else one arriving after a window ended could spend a permit of that window).
+ *
+ * <h2>Under-use</h2>
+ *
+ * Permits still held when a lease expires are lost (Redis charged them): at most one batch ({@link #batch},
+ * at most {@link LeasePlan#maxBatch()}) per node and key per lease lifetime, which is the TTL or, for the
+ * windowed algorithms, what remains of the window. {@link #expiredPermits()} counts them.
+ *
+ * <h2>Batch</h2>
+ *
+ * The node measures its own spending on the key: at each lease call, the permits spent since the previous one
+ * over the time since then, averaged over lease calls (an exponentially weighted average with weight 1/2). The
+ * batch is that rate × the lease TTL, what the node expects to spend during one lease, clamped to
+ * [{@code p}, {@link LeasePlan#maxBatch()}] and to at most twice the previous batch. A cold key (no
+ * measurement yet) asks for just what the request needs; a hot one doubles its batch per lease up to the cap,
+ * within a dozen calls for any cap up to 4,096.
+ *
+ * <h2>Failure</h2>
+ *
+ * A lease call that fails (through {@link RedisGate}, which may also refuse it) fails the requests queued for it
+ * that the lease cannot cover (one failing call for all of them, not one each), with its
+ * {@link io.sluice.redis.RedisStoreException}; the rule's failure policy applies above this class. Permits
+ * already leased stay spendable until they expire, also while Redis is down. A lease call that timed out may
+ * have been charged: those permits are lost, never spent twice.
+ *
+ * <h2>Memory and time</h2>
+ *
+ * An entry per (rule, key) the node decided recently. Entries whose lease expired, with nothing in flight and
+ * no remembered rejection, idle for a lease TTL, are dropped by a sweep at most once a second (or once a TTL
+ * when longer), run by the next lease call. A changed rule (e.g. {@code updateLimit}) drops the leases taken
+ * under the previous one. Time is the store's clock when it has one (it then also decides the lease calls),
+ * else {@link System#nanoTime()}.
+ */
+final class Leases {
+
+    /** Takes a lease: one best-effort script call for up to {@code permits} of the rule on the key. */
+    @FunctionalInterface
+    interface Caller {
+        /**
+         * @param serverTime whether Redis decides at its own time (the store has no clock)
+         * @param clientTime otherwise, the store clock's reading to decide at
+         */
+        CompletableFuture<Decision> lease(Rule rule, String key, long permits, boolean serverTime, long clientTime);
+    }
+
+    private static final Logger log = LoggerFactory.getLogger(Leases.class);
+    private static final long MIN_SWEEP_INTERVAL_MICROS = 1_000_000;
+
+    private final Caller caller;
+    private final Clock clock;
+    private final SluiceListener listener;
+    private final long nanoOrigin = System.nanoTime();
+    private final ConcurrentHashMap<String, RuleLeases> rules = new ConcurrentHashMap<>();
+    private final Set<String> reportedNotLeased = ConcurrentHashMap.newKeySet();
+    private final AtomicLong nextSweep = new AtomicLong();
+    private final AtomicLong expiredPermits = new AtomicLong();
+    private final AtomicLong leaseCalls = new AtomicLong();
+
+    /**
+     * @param clock the store's clock, or null for Redis server time (local time is then {@code System.nanoTime})
+     */
+    Leases(Caller caller, Clock clock, SluiceListener listener) {
+        this.caller = caller;
+        this.clock = clock;
+        this.listener = listener;
+    }
+
+    /**
+     * Whether {@link #decide} takes this request: a try, a best-effort try or a reserve that may not wait, on a
+     * rule whose leases can be bounded (see {@link LeasePlan}). Others go to exact mode.
+     */
+    boolean handles(Rule rule, Request request) {
+        Request.Op op = request.op();
+        boolean immediate = op == Request.Op.TRY || op == Request.Op.TRY_AT_MOST
+                || (op == Request.Op.RESERVE && request.maxWaitMicros() == 0);
+        return immediate && leasesOf(rule).plan.leased();
+    }
+
+    /** Decides a request {@link #handles} takes, from the node's lease of the key. */
+    CompletableFuture<Decision> decide(Rule rule, String key, Request request) {
+        return acquire(leasesOf(rule), key, request);
+    }
+
+    /** Drops the node's lease and remembered rejection of the key ({@code reset}). */
+    void forget(Rule rule, String key) {
+        RuleLeases r = rules.get(rule.name());
+        if (r != null) {
+            Entry e = r.keys.remove(key);
+            if (e != null) {
+                synchronized (e) {
+                    e.drop(expiredPermits);
+                }
+            }
+        }
+    }
+
+    /** Permits leased and never spent: expired, dropped by reset or a rule change (the under-use). */
+    long expiredPermits() {
+        return expiredPermits.get();
+    }
+
+    /** Lease calls made (for tests and metrics). */
+    long leaseCalls() {
+        return leaseCalls.get();
+    }
+
+    /** The (rule, key) entries held now (for tests). */
+    int entries() {
+        return rules.values().stream().mapToInt(r -> r.keys.size()).sum();
+    }
+
+    // ------------------------------------------------------------------------------------------------ deciding
+
+    private CompletableFuture<Decision> acquire(RuleLeases r, String key, Request request) {
+        for (;;) {
+            Entry e = r.keys.computeIfAbsent(key, k -> new Entry());
+            Waiter waiter;
+            long requested = 0;
+            long sentAt = 0;
+            synchronized (e) {
+                if (e.removed) {
+                    continue; // swept between the lookup and the lock: take the key's new entry
+                }
+                long now = now();
+                e.lastUsed = now;
+                Decision local = e.decideLocally(request, now, expiredPermits);
+                if (local != null) {
+                    return CompletableFuture.completedFuture(local);
+                }
+                waiter = new Waiter(request, now, new CompletableFuture<>());
+                e.waiting.add(waiter);
+                if (!e.calling) {
+                    requested = e.startLease(now, r.plan);
+                    sentAt = now;
+                }
+            }
+            if (requested > 0) {
+                sweepIfDue(sentAt);
+                lease(r, key, e, requested, sentAt);
+            }
+            return waiter.decision;
+        }
+    }
+
+    /** Sends a lease call; its outcome is handled by {@link #landed}. */
+    private void lease(RuleLeases r, String key, Entry e, long requested, long sentAt) {
+        leaseCalls.incrementAndGet();
+        CompletableFuture<Decision> reply;
+        try {
+            reply = caller.lease(r.plan.rule(), key, requested, clock == null, sentAt);
+        } catch (RuntimeException ex) {
+            reply = CompletableFuture.failedFuture(ex);
+        }
+        reply.whenComplete((d, error) -> {
+            try {
+                landed(r, key, e, requested, sentAt, d, unwrap(error));
+            } catch (RuntimeException bug) {
+                // Never leave the key's queue waiting on a call that will not land again.
+                log.error("leased mode failed to handle a lease call's outcome for rule '{}'", r.plan.rule().name(),
+                        bug);
+                failQueue(e, bug);
+            }
+        });
+    }
+
+    /** Fails every queued request and ends the call, so the key is usable again. */
+    private static void failQueue(Entry e, Throwable failure) {
+        List<Waiter> failed;
+        synchronized (e) {
+            failed = new ArrayList<>(e.waiting);
+            e.waiting.clear();
+            e.calling = false;
+        }
+        failed.forEach(w -> w.decision.completeExceptionally(failure));
+    }
+
+    /**
+     * A lease call's outcome: the reply joins the entry, then the queued requests are decided in arrival order
+     * (their futures completed outside the entry's lock), and when some are still waiting for permits Redis may
+     * still have, the next call is sent for them.
+     */
+    private void landed(RuleLeases r, String key, Entry e, long requested, long sentAt, Decision reply,
+                        Throwable error) {
+        List<Waiter> decided = new ArrayList<>();
+        List<Decision> decisions = new ArrayList<>();
+        long nextRequested = 0;
+        long nextSentAt = 0;
+        synchronized (e) {
+            e.calling = false;
+            long now = now();
+            if (error == null) {
+                e.absorb(reply, sentAt, now, r.plan, expiredPermits);
+            }
+            // Redis granted less than asked: it has nothing more now, so those it could not cover are rejected,
+            // as exact calls would have been.
+            boolean ranOut = error == null && (!reply.allowed() || reply.granted() < requested);
+            for (Iterator<Waiter> it = e.waiting.iterator(); it.hasNext(); ) {
+                Waiter w = it.next();
+                // A request queued when the call was sent is decided on its reply, as an exact call would be,
+                // even if the lease ended in flight. One that came later is a local spend like any other: were
+                // it served from a lease whose window ended meanwhile, it would spend permits of that window in
+                // the next one.
+                Decision d = e.serve(w.request, now, w.arrivedAt <= sentAt);
+                if (d == null && ranOut) {
+                    d = e.rejectedAfterLease(w.request, reply, now);
+                }
+                if (d != null || error != null) {
+                    it.remove();
+                    decided.add(w);
+                    decisions.add(d);
+                }
+            }
+            e.expire(now, expiredPermits);
+            if (e.removed) {
+                e.drop(expiredPermits); // reset or superseded while the call was in flight
+            }
+            if (!e.waiting.isEmpty()) {
+                nextRequested = e.startLease(now, r.plan);
+                nextSentAt = now;
+            }
+        }
+        if (error == null) {
+            tellLease(r.plan.rule(), requested, reply.allowed() ? reply.granted() : 0);
+        }
+        for (int i = 0; i < decided.size(); i++) {
+            Decision d = decisions.get(i);
+            if (d != null) {
+                decided.get(i).decision.complete(d);
+            } else {
+                // The call failed and nothing leased covers the request.
+                decided.get(i).decision.completeExceptionally(error);
+            }
+        }
+        if (nextRequested > 0) {
+            lease(r, key, e, nextRequested, nextSentAt);
+        }
+    }
+
+    private void tellLease(Rule rule, long requested, long granted) {
+        if (listener == SluiceListener.NONE) {
+            return;
+        }
+        try {
+            listener.onLease(rule, requested, granted);
+        } catch (RuntimeException ex) {
+            log.warn("listener {} failed on a lease; ignored", listener, ex);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ upkeep
+
+    private RuleLeases leasesOf(Rule rule) {
+        RuleLeases r = rules.get(rule.name());
+        if (r != null && (r.plan.rule() == rule || r.plan.rule().equals(rule))) {
+            return r;
+        }
+        return rules.compute(rule.name(), (name, current) -> {
+            if (current != null && current.plan.rule().equals(rule)) {
+                return current;
+            }
+            if (current != null) {
+                // A new version of the rule: permits leased under the old one are not spent under the new one.
+                current.keys.values().forEach(e -> {
+                    synchronized (e) {
+                        e.drop(expiredPermits);
+                    }
+                });
+            }
+            LeasePlan plan = LeasePlan.of(rule, clock != null);
+            if (!plan.leased() && reportedNotLeased.add(rule.name())) {
+                log.warn("rule '{}' is in mode leased but is decided exactly, one Redis call per request: {}",
+                        rule.name(), plan.notLeasedBecause());
+            }
+            return new RuleLeases(plan);
+        });
+    }
+
+    /** Drops idle entries whose lease expired; at most once per sweep interval, by one caller. */
+    private void sweepIfDue(long now) {
+        long due = nextSweep.get();
+        if (now < due || !nextSweep.compareAndSet(due, Long.MAX_VALUE)) {
+            return;
+        }
+        long longestTtl = 0;
+        for (RuleLeases r : rules.values()) {
+            longestTtl = Math.max(longestTtl, r.plan.ttlMicros());
+            for (Map.Entry<String, Entry> k : r.keys.entrySet()) {
+                if (k.getValue().dropIfIdle(now, r.plan.ttlMicros(), expiredPermits)) {
+                    r.keys.remove(k.getKey(), k.getValue());
+                }
+            }
+        }
+        nextSweep.set(now + Math.max(MIN_SWEEP_INTERVAL_MICROS, longestTtl));
+    }
+
+    /** Local time in microseconds: the store's clock, or a monotonic count from this object's creation. */
+    private long now() {
+        return clock != null ? clock.nowMicros() : (System.nanoTime() - nanoOrigin) / 1_000;
+    }
+
+    private static Throwable unwrap(Throwable error) {
+        Throwable t = error;
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    /** A request waiting for a lease call, and its decision to complete. */
+    private record Waiter(Request request, long arrivedAt, CompletableFuture<Decision> decision) {}
+
+    /** One rule version's plan and its keys' entries. */
+    private static final class RuleLeases {
+        final LeasePlan plan;
+        final ConcurrentHashMap<String, Entry> keys = new ConcurrentHashMap<>();
+
+        RuleLeases(LeasePlan plan) {
+            this.plan = plan;
+        }
+    }
+
+    /**
+     * The node's lease of one (rule, key): every field is guarded by the entry's monitor. Times are local
+     * microseconds ({@link #now()}); durations reported to callers count down from the moment the reply
+     * arrived, so they never end before Redis's.
+     */
+    private static final class Entry {
+        /** Permits leased and not spent, usable while {@code now < expiresAt}. */
+        long held;
+        long expiresAt;
+        /** The limit, reset-after and arrival of the last lease call that granted permits. */
+        String limit;
+        long resetAfter;
+        long leasedAt;
+        /** The last reply that granted nothing, remembered until {@code rejectUntil}; null when none. */
+        Decision rejection;
+        long rejectedAt;
+        long rejectUntil;
+        /** Whether a lease call is in flight, and the requests waiting for it, in arrival order. */
+        boolean calling;
+        final ArrayDeque<Waiter> waiting = new ArrayDeque<>();
+        /** Permits spent per second, averaged over lease calls; 0 until measured. */
+        double rate;
+        boolean rated;
+        boolean measuring;
+        long measuredFrom;
+        long spentSince;
+        long lastBatch;
+        long lastUsed;
+        /** Swept, reset or superseded: callers look the key up again. */
+        boolean removed;
+
+        /** The decision the entry makes without Redis, or null when the request needs a lease call. */
+        Decision decideLocally(Request request, long now, AtomicLong expired) {
+            expire(now, expired);
+            Decision spent = serve(request, now, false);
+            if (spent != null) {
+                return spent;
+            }
+            if (rejection != null) {
+                if (now < rejectUntil) {
+                    return rejected(now);
+                }
+                rejection = null;
+            }
+            return null;
+        }
+
+        /**
+         * Spends the request from the lease when it covers it (a best-effort request: when it holds any), and the
+         * lease has not ended unless {@code evenIfEnded}.
+         */
+        Decision serve(Request request, long now, boolean evenIfEnded) {
+            if (!evenIfEnded && now >= expiresAt) {
+                return null;
+            }
+            long p = request.permits();
+            if (request.op() == Request.Op.TRY_AT_MOST ? held > 0 : held >= p) {
+                return spend(Math.min(p, held), now);
+            }
+            return null;
+        }
+
+        /**
+         * Starts a lease call for the waiting requests: measures the rate since the previous call, sizes the
+         * batch and marks the call in flight. Returns the permits to ask for.
+         */
+        long startLease(long now, LeasePlan plan) {
+            if (measuring) {
+                long elapsed = Math.max(1, now - measuredFrom);
+                double sample = spentSince * 1e6 / elapsed;
+                // Weight 1/2 per call, more after a pause: a key idle for a TTL or longer starts over.
+                double weight = rated ? Math.max(0.5, Math.min(1, (double) elapsed / plan.ttlMicros())) : 1;
+                rate = rate + weight * (sample - rate);
+                rated = true;
+            }
+            measuring = true;
+            measuredFrom = now;
+            spentSince = 0;
+            long need = -held;
+            for (Waiter w : waiting) {
+                need = Math.min(Limit.MAX_COUNT, need + w.request.permits());
+            }
+            long batch = batch(Math.max(1, need), plan);
+            lastBatch = batch;
+            calling = true;
+            return batch;
+        }
+
+        /** The rate × TTL, at most twice the previous batch and the plan's cap, at least what the request needs. */
+        long batch(long need, LeasePlan plan) {
+            double expected = Math.ceil(rate * plan.ttlMicros() / 1e6);
+            long want = expected >= Limit.MAX_COUNT ? Limit.MAX_COUNT : (long) expected;
+            long grown = lastBatch == 0 ? 1 : Math.min(Limit.MAX_COUNT, 2 * lastBatch);
+            return Math.max(need, Math.max(1, Math.min(want, Math.min(grown, plan.maxBatch()))));
+        }
+
+        /** Adds a lease call's reply: granted permits join the lease, a grant of nothing is remembered. */
+        void absorb(Decision reply, long sentAt, long now, LeasePlan plan, AtomicLong expired) {
+            expire(now, expired);
+            long granted = reply.allowed() ? reply.granted() : 0;
+            if (granted > 0) {
+                // sentAt + lifetime is never after the moment Redis forgets the charge: see LeasePlan.
+                long until = Arith.addSat(sentAt, plan.lifetime(reply, sentAt));
+                // Permits still held from before keep their own, earlier end: the merged lease ends first.
+                expiresAt = held > 0 ? Math.min(expiresAt, until) : until;
+                held += granted;
+                limit = reply.limit();
+                resetAfter = reply.resetAfterMicros();
+                leasedAt = now;
+                rejection = null;
+            } else {
+                rejection = reply;
+                rejectedAt = now;
+                rejectUntil = Arith.addSat(now, Math.min(reply.retryAfterMicros(), plan.ttlMicros()));
+            }
+        }
+
+        /**
+         * The decision of a waiting request the lease call's permits did not cover, when Redis ran out: its
+         * remembered rejection when it granted nothing; after a partial grant, a rejection whose retry-after is
+         * the reply's resetAfter (by then every limit is full again; the reply of a best-effort call does not say
+         * when the missing permits come back, so this is an upper bound).
+         */
+        Decision rejectedAfterLease(Request request, Decision reply, long now) {
+            if (!reply.allowed() || reply.granted() == 0) {
+                return rejected(now);
+            }
+            long elapsed = now - leasedAt;
+            long reset = countDown(reply.resetAfterMicros(), elapsed);
+            return new Decision(false, 0, held, Math.max(1, reset), reset, 0, reply.limit(), Decision.NO_LEASE,
+                    Decision.Source.LEASE);
+        }
+
+        private Decision spend(long n, long now) {
+            held -= n;
+            spentSince += n;
+            return new Decision(true, n, held, 0, countDown(resetAfter, now - leasedAt), 0, limit,
+                    Decision.NO_LEASE, Decision.Source.LEASE);
+        }
+
+        private Decision rejected(long now) {
+            long elapsed = now - rejectedAt;
+            Decision r = rejection;
+            return new Decision(false, 0, r.remaining(), Math.max(1, countDown(r.retryAfterMicros(), elapsed)),
+                    countDown(r.resetAfterMicros(), elapsed), 0, r.limit(), Decision.NO_LEASE,
+                    Decision.Source.LEASE);
+        }
+
+        void expire(long now, AtomicLong expired) {
+            if (held > 0 && now >= expiresAt) {
+                expired.addAndGet(held);
+                held = 0;
+            }
+        }
+
+        /** Marks the entry removed when nothing depends on it: no call in flight, no lease, no rejection, idle. */
+        synchronized boolean dropIfIdle(long now, long idleMicros, AtomicLong expired) {
+            boolean leaseGone = held == 0 || now >= expiresAt;
+            boolean rejectionGone = rejection == null || now >= rejectUntil;
+            if (!calling && leaseGone && rejectionGone && now - lastUsed >= idleMicros) {
+                expire(now, expired);
+                removed = true;
+                return true;
+            }
+            return false;
+        }
+
+        /** Counts what a removed entry still holds as lost. */
+        void drop(AtomicLong expired) {
+            removed = true;
+            expired.addAndGet(held);
+            held = 0;
+        }
+
+        private static long countDown(long micros, long elapsed) {
+            return micros == Arith.NEVER ? Arith.NEVER : Math.max(0, micros - Math.max(0, elapsed));
+        }
+    }
+}
