@@ -53,7 +53,12 @@ local TWO_63 = 9223372036854775808
 
 --- An integer argument (ARGV word): exact up to 2^53; "9223372036854775807" (Long.MAX_VALUE) is math.huge.
 function sluice.arg_int(s)
-  if s == LONG_MAX then
+  -- Strings are interned: these comparisons are pointer comparisons, tonumber a call into C.
+  if s == "1" then
+    return 1
+  elseif s == "0" then
+    return 0
+  elseif s == LONG_MAX then
     return math.huge
   end
   local x = tonumber(s)
@@ -82,16 +87,30 @@ function sluice.arg_bool(s)
   error("sluice: expected 1 or 0, got '" .. tostring(s) .. "'")
 end
 
--- Patterns that split a string of 1 to 8 words separated by single spaces in ONE string.match call
--- (string.gmatch calls back into C once per word, which costs more than the rest of a limit's parse).
-local WORDS = { "^(%S+)$", "^(%S+) (%S+)$", "^(%S+) (%S+) (%S+)$", "^(%S+) (%S+) (%S+) (%S+)$",
-                "^(%S+) (%S+) (%S+) (%S+) (%S+)$", "^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$",
-                "^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$", "^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$" }
+-- The pattern that splits a string of n words (1 to 6) separated by single spaces in ONE string.match call
+-- (string.gmatch calls back into C once per word, which costs more than the rest of a limit's parse). Constant
+-- strings in a function: a table of them would be built on every call.
+local function words_pattern(n)
+  if n == 1 then
+    return "^(%S+)$"
+  elseif n == 2 then
+    return "^(%S+) (%S+)$"
+  elseif n == 3 then
+    return "^(%S+) (%S+) (%S+)$"
+  elseif n == 4 then
+    return "^(%S+) (%S+) (%S+) (%S+)$"
+  elseif n == 5 then
+    return "^(%S+) (%S+) (%S+) (%S+) (%S+)$"
+  elseif n == 6 then
+    return "^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$"
+  end
+  return nil
+end
 
 --- The words of a space-separated string, as a list.
 function sluice.words(s)
   local _, spaces = string.gsub(s, " ", " ")
-  local pattern = WORDS[spaces + 1]
+  local pattern = words_pattern(spaces + 1)
   if pattern ~= nil then
     local out = { string.match(s, pattern) }
     if out[1] ~= nil then
@@ -493,20 +512,28 @@ function sluice.encode_state(state, fields, fingerprint)
   return table.concat(out, "|")
 end
 
--- Patterns that split a stored value of a fingerprint and 1 to 8 fields in ONE string.match call.
-local FIELDS = { "^([^|]*)|([^|]*)$", "^([^|]*)|([^|]*)|([^|]*)$", "^([^|]*)|([^|]*)|([^|]*)|([^|]*)$",
-                 "^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$", "^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$",
-                 "^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$",
-                 "^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$",
-                 "^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$" }
+-- The pattern that splits a stored value of a fingerprint and n fields (1 to 4) in ONE string.match call.
+local function fields_pattern(n)
+  if n == 1 then
+    return "^([^|]*)|([^|]*)$"
+  elseif n == 2 then
+    return "^([^|]*)|([^|]*)|([^|]*)$"
+  elseif n == 3 then
+    return "^([^|]*)|([^|]*)|([^|]*)|([^|]*)$"
+  elseif n == 4 then
+    return "^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$"
+  end
+  return nil
+end
 
 --- Reads encode_state: the state (nil when the value has another number of fields: a State record that
 --- gained or lost a component) and the fingerprint it was written under.
 function sluice.decode_state(value, fields)
   local n = #fields
   local parts
-  if FIELDS[n] ~= nil then
-    parts = { string.match(value, FIELDS[n]) }
+  local pattern = fields_pattern(n)
+  if pattern ~= nil then
+    parts = { string.match(value, pattern) }
     if parts[1] == nil then
       return nil, string.match(value, "^[^|]*")
     end
