@@ -1,6 +1,8 @@
--- rule.lua: the dispatcher, the last part of the script. It decides one request under every limit of one or
--- more (rule, key) targets, all or nothing, with the order of operations of io.sluice.internal.RuleEvaluator
+-- rule.lua: the dispatcher, the last part of the script. It decides requests under every limit of one or
+-- more (rule, key) targets, each all or nothing, with the order of operations of io.sluice.internal.RuleEvaluator
 -- (and io.sluice.internal.memory.MemoryStore for loading, migrating and committing states).
+--
+-- Two forms (docs/redis-script-protocol.md). The single form decides ONE request (exact mode):
 --
 -- KEYS[1..n]   the state key of each limit, in rule order (targets concatenated)
 -- KEYS[n + 1]  the call's dedup key, present when ARGV[5] is not empty
@@ -21,10 +23,33 @@
 -- Reply (strings only): allowed (1/0), granted, remaining, retryAfterMicros, resetAfterMicros, waitMicros,
 -- decider (1-based index of the limit that decided, 0 for "release"), lease (-1: none), replayed (1 when the
 -- reply is the stored one of an earlier call with the same request id).
+--
+-- The batch form decides m requests of one target, one after another in the given order, at one now
+-- (coalesced mode): as if each had been a single-form call of its own, consecutively, at that instant.
+--
+-- ARGV[1]      "batch"
+-- ARGV[2]      m, the number of requests (at least 1)
+-- ARGV[3]      "0"
+-- ARGV[4..]    as in the single form: now, ONE request id for the whole call ("" when every request is a
+--              peek), dedup TTL, n, the limits, their previous versions
+-- ARGV[#ARGV - 3m + 1 ...] the m requests, three arguments each: op, permits (the lease for "release"), max wait
+--
+-- Reply: the eight fields above for each request, in order, integers of magnitude below 10^14 as integer
+-- replies and the others as strings; then replayed. A replayed batch call gets the stored reply of the whole
+-- call, as strings.
+--
+-- Each limit's state is loaded once, stepped through the requests, and written once at the end when some
+-- request would have written it.
 
 local op = ARGV[1]
 local n = tonumber(ARGV[7])
+local batch = op == "batch"
+local m = 1
 local last_version_arg = #ARGV
+if batch then
+  m = tonumber(ARGV[2])
+  last_version_arg = #ARGV - 3 * m
+end
 local client_time = ARGV[4] ~= ""
 local client_slack_ms = 0
 local dedup_key = nil
@@ -83,7 +108,8 @@ end
 -- this client never saw, a record that changed shape) it is dropped: reset explicitly, never misread. An
 -- expired state decides as no state. "dirty" marks a migrated or dropped state, which is written back even
 -- when the request changes nothing. An expired state is not dirty: like the in-memory store we leave it to
--- its TTL, so a clock that steps back finds it. "write" marks a limit the request wrote (to store at the end).
+-- its TTL, so a clock that steps back finds it. "write" marks a limit some request wrote (to store at the end),
+-- "written" one the previous request of a batch wrote.
 local function open(i)
   local name = ARGV[5 + 3 * i]
   local alg = sluice.algorithm(name)
@@ -92,7 +118,7 @@ local function open(i)
   end
   local fingerprint = ARGV[6 + 3 * i]
   local limit = { key = KEYS[i], alg = alg, p = alg.parse(sluice.words(ARGV[7 + 3 * i])), fingerprint = fingerprint,
-                  state = nil, dirty = false, write = false }
+                  state = nil, dirty = false, write = false, written = false }
   local state, stored, exists = load(limit)
   local dirty = exists and state == nil
   if state ~= nil and stored ~= fingerprint then
@@ -143,11 +169,14 @@ for i = 1, n do
   limits[i] = open(i)
 end
 
--- The request writes a limit's next state: it is stored at the end of the call, under the current fingerprint.
+-- A request writes a limit's next state. It is written at the end of the call; the next request of a batch
+-- decides on it as a call of its own would after loading it back (see the batch loop): stored under the current
+-- fingerprint, so no longer dirty.
 local function commit(limit, state)
   limit.state = state
   limit.dirty = false
   limit.write = true
+  limit.written = true
 end
 
 
@@ -260,7 +289,34 @@ local function decide(op, amount, max_wait_arg)
 end
 
 local reply
-do
+if batch then
+  -- Integers below 10^14 go back as integer replies (exact, and no string to build); table.concat writes them
+  -- exactly too (%.14g) when the reply is stored. Larger ones (Long.MAX_VALUE for "never") as strings.
+  local function value(x)
+    if x < 1e14 and x > -1e14 and x % 1 == 0 then
+      return x
+    end
+    return sluice.fmt_int(x)
+  end
+  reply = {}
+  local k = 0
+  for j = #ARGV - 3 * m + 1, #ARGV, 3 do
+    -- A state the previous request wrote that is expired at now was deleted (store does), so it is no state.
+    for i = 1, n do
+      local limit = limits[i]
+      if limit.written then
+        limit.written = false
+        if limit.state ~= nil and now >= limit.alg.expiresAt(limit.state, limit.p) then
+          limit.state = nil
+        end
+      end
+    end
+    local a, g, r, ra, rs, w, d, l = decide(ARGV[j], ARGV[j + 1], ARGV[j + 2])
+    reply[k + 1], reply[k + 2], reply[k + 3], reply[k + 4] = a, value(g), value(r), value(ra)
+    reply[k + 5], reply[k + 6], reply[k + 7], reply[k + 8] = value(rs), value(w), d, value(l)
+    k = k + 8
+  end
+else
   local a, g, r, ra, rs, w, d, l = decide(op, ARGV[2], ARGV[3])
   local fmt = sluice.fmt_int
   reply = { fmt(a), fmt(g), fmt(r), fmt(ra), fmt(rs), fmt(w), fmt(d), fmt(l) }
