@@ -42,6 +42,13 @@ import java.util.concurrent.CompletableFuture;
  * ({@code <prefix>:<rule>:<key>:<limit>}), so keys sharing a tag can be decided together atomically by
  * {@link #decideAll}. Every key has a TTL: no state outlives the window it describes.
  *
+ * <p><b>Coalesced mode</b> ({@link io.sluice.Mode#coalesced()}): requests for one rule on one key that arrive
+ * while a call for it is in flight wait, and go together in the next call (at most 128 per call), decided inside
+ * Redis one after another in arrival order at one instant, each exactly as its own call would have been; a
+ * request with no call in flight goes at once. Releases of such a rule queue with its decisions; {@code reset}
+ * does not queue. A failed call fails each of its requests with the same {@link RedisStoreException}. See
+ * docs/coalesced-mode.md.
+ *
  * <p>A rule whose algorithm has no Redis script yet fails with {@link IllegalArgumentException} on first use.
  */
 public interface RedisStore extends Store {

@@ -59,8 +59,8 @@ class RedisMemoryEquivalenceIT {
     /** Events of the failing key shown in a failure message. */
     private static final int HISTORY = 30;
 
-    /** A random limit of each ported algorithm (named by the caller), by algorithm name. */
-    private static final Map<String, Function<Random, Limit>> PORTED = new LinkedHashMap<>();
+    /** A random limit of each ported algorithm (named by the caller), by algorithm name (CoalescedModeIT too). */
+    static final Map<String, Function<Random, Limit>> PORTED = new LinkedHashMap<>();
 
     static {
         PORTED.put("fixed_window", RedisMemoryEquivalenceIT::fixedWindow);

@@ -3,27 +3,52 @@ package io.sluice.redis.internal;
 import io.sluice.Decision;
 import io.sluice.Request;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
  * One script call deciding one request (or returning one lease) over the limits of one or more (rule, key)
- * targets, and the reading of its reply. The argument layout is documented in {@code rule.lua}.
+ * targets, or several requests of one target in order (the batch form, coalesced mode), and the reading of its
+ * reply. The argument layout is documented in {@code rule.lua}.
  */
 final class DecisionCall {
 
     /** A compiled rule on a key, with its state keys. */
     record Target(RedisRule rule, String key, String[] stateKeys) {}
 
+    /** One request of a batch call: a decision ({@code request} set) or the return of a lease. */
+    record Op(Request request, long lease) {
+        static Op decide(Request request) {
+            return new Op(request, 0);
+        }
+
+        static Op release(long lease) {
+            return new Op(null, lease);
+        }
+
+        boolean isRelease() {
+            return request == null;
+        }
+    }
+
     private static final int REPLY_SIZE = 9;
+    /** Reply fields per request of a batch call (the single form's, without replayed). */
+    private static final int FIELDS = REPLY_SIZE - 1;
 
     private final ScriptCall call;
     private final String[] limitNames;
     private final Request request;
+    private final List<Op> ops;
 
     private DecisionCall(ScriptCall call, String[] limitNames, Request request) {
+        this(call, limitNames, request, null);
+    }
+
+    private DecisionCall(ScriptCall call, String[] limitNames, Request request, List<Op> ops) {
         this.call = call;
         this.limitNames = limitNames;
         this.request = request;
+        this.ops = ops;
     }
 
     /**
@@ -44,6 +69,34 @@ final class DecisionCall {
                                 String dedupTtlMillis) {
         return build(List.of(target), "release", Long.toString(lease), "0", now, requestId, layout, dedupTtlMillis,
                 null);
+    }
+
+    /**
+     * Several requests of one target, decided inside Redis one after another in list order at one {@code now},
+     * each as its own call would have been decided at that instant (the batch form of {@code rule.lua}).
+     *
+     * @param requestId one id for the whole call; ignored (none sent) when every request is a peek
+     */
+    static DecisionCall batch(Target target, List<Op> ops, String now, String requestId, KeyLayout layout,
+                              String dedupTtlMillis) {
+        boolean onlyPeeks = ops.stream().allMatch(o -> !o.isRelease() && o.request().op() == Request.Op.PEEK);
+        DecisionCall header = build(List.of(target), "batch", Integer.toString(ops.size()), "0", now,
+                onlyPeeks ? "" : requestId, layout, dedupTtlMillis, null);
+        String[] head = header.call.args();
+        String[] args = Arrays.copyOf(head, head.length + 3 * ops.size());
+        int next = head.length;
+        for (Op op : ops) {
+            if (op.isRelease()) {
+                args[next++] = "release";
+                args[next++] = Long.toString(op.lease());
+                args[next++] = "0";
+            } else {
+                args[next++] = op(op.request().op());
+                args[next++] = Long.toString(op.request().permits());
+                args[next++] = Long.toString(op.request().maxWaitMicros());
+            }
+        }
+        return new DecisionCall(new ScriptCall(header.call.keys(), args), header.limitNames, null, List.copyOf(ops));
     }
 
     private static DecisionCall build(List<Target> targets, String op, String amount, String maxWait, String now,
@@ -110,9 +163,35 @@ final class DecisionCall {
         return number(reply, 0) == 1;
     }
 
+    /**
+     * The outcome of each request of a {@link #batch} call, in order: a {@link Decision} for a decision, a
+     * {@link Boolean} (whether the lease was held) for a release.
+     */
+    List<Object> outcomes(List<Object> reply) {
+        int expected = FIELDS * ops.size() + 1;
+        if (reply == null || reply.size() != expected) {
+            throw new IllegalStateException("the Sluice script replied " + reply + " to a batch of " + ops.size()
+                    + "; expected " + expected + " fields");
+        }
+        List<Object> out = new ArrayList<>(ops.size());
+        for (int i = 0; i < ops.size(); i++) {
+            int at = FIELDS * i;
+            if (ops.get(i).isRelease()) {
+                out.add(number(reply, at) == 1);
+            } else {
+                int decider = (int) number(reply, at + 6);
+                out.add(new Decision(number(reply, at) == 1, number(reply, at + 1), number(reply, at + 2),
+                        number(reply, at + 3), number(reply, at + 4), number(reply, at + 5), limitNames[decider - 1],
+                        number(reply, at + 7)));
+            }
+        }
+        return out;
+    }
+
     /** Whether the script answered with the stored reply of an earlier call with the same request id. */
     static boolean replayed(List<Object> reply) {
-        return reply != null && reply.size() == REPLY_SIZE && "1".equals(String.valueOf(reply.get(REPLY_SIZE - 1)));
+        return reply != null && !reply.isEmpty() && reply.size() % FIELDS == 1
+                && "1".equals(String.valueOf(reply.get(reply.size() - 1)));
     }
 
     Request request() {

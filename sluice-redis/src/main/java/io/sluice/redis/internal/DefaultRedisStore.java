@@ -4,6 +4,7 @@ import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisNoScriptException;
 import io.sluice.Decision;
+import io.sluice.Mode;
 import io.sluice.Request;
 import io.sluice.Rule;
 import io.sluice.internal.algorithm.Arith;
@@ -35,6 +36,9 @@ public final class DefaultRedisStore implements RedisStore {
 
     private static final Logger log = LoggerFactory.getLogger(DefaultRedisStore.class);
 
+    /** The most requests one coalesced call decides, so one script stays short (a few hundred µs at most). */
+    static final int COALESCED_MAX_BATCH = 128;
+
     private final StoreSettings settings;
     private final RedisPort port;
     private final SluiceScript script = SluiceScript.get();
@@ -54,6 +58,8 @@ public final class DefaultRedisStore implements RedisStore {
     private final AtomicReference<CompletableFuture<Void>> syncLoading = new AtomicReference<>();
     private final Syncs syncs;
     private final Leases leases;
+    /** Requests of coalesced rules waiting for their target's call in flight. */
+    private final Coalescer<Coalesced> coalescer = new Coalescer<>(COALESCED_MAX_BATCH, this::sendCoalesced);
 
     private DefaultRedisStore(StoreSettings settings, RedisPort port) {
         this.settings = settings;
@@ -142,8 +148,8 @@ public final class DefaultRedisStore implements RedisStore {
 
     private CompletableFuture<Decision> route(Rule rule, String key, Request request) {
         return switch (rule.mode().kind()) {
-            // Until the coalescer lands, that mode is decided exactly.
-            case EXACT, COALESCED -> exact(rule, key, request);
+            case EXACT -> exact(rule, key, request);
+            case COALESCED -> coalesced(rule, key, DecisionCall.Op.decide(request));
             case LEASED -> leased(rule, key, request);
             case SYNCED -> syncs.decide(rule, key, request);
         };
@@ -215,7 +221,11 @@ public final class DefaultRedisStore implements RedisStore {
                 return CompletableFuture.failedFuture(e);
             }
         }
-        CompletableFuture<Boolean> released = gate.call("release", () -> releaseCall(rule, key, lease));
+        // A coalesced rule's release goes in line with the target's decisions, so a later acquire's batch
+        // never overtakes it.
+        CompletableFuture<Boolean> released = rule.mode().kind() == Mode.Kind.COALESCED
+                ? coalesced(rule, key, DecisionCall.Op.release(lease))
+                : gate.call("release", () -> releaseCall(rule, key, lease));
         if (rule.failurePolicy().kind() == io.sluice.FailurePolicy.Kind.RAISE) {
             return released;
         }
@@ -233,7 +243,82 @@ public final class DefaultRedisStore implements RedisStore {
         }
     }
 
-    /** Forgets the key in Redis and in the local fallback; a Redis failure raises whatever the policy. */
+    // ------------------------------------------------------------------------------------------------ coalesced
+
+    /** One queued request of a coalesced rule: its target, what it asks and who waits for the answer. */
+    private record Coalesced(DecisionCall.Target target, DecisionCall.Op op, CompletableFuture<Object> outcome) {}
+
+    /** The target of a coalesced request: requests of the same rule (any version of it) on the same key. */
+    private record CoalescedTarget(String rule, String key) {}
+
+    /**
+     * Coalesced mode: the request joins the next call for its target (see {@link Coalescer}), which decides the
+     * target's waiting requests inside Redis one after another in arrival order, each as its own call would.
+     */
+    @SuppressWarnings("unchecked")
+    private <T> CompletableFuture<T> coalesced(Rule rule, String key, DecisionCall.Op op) {
+        CompletableFuture<Object> outcome = new CompletableFuture<>();
+        try {
+            coalescer.submit(new CoalescedTarget(rule.name(), key), new Coalesced(target(rule, key), op, outcome));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return (CompletableFuture<T>) outcome;
+    }
+
+    /**
+     * Sends one batch of a target's requests: one script call through the gate, or one per rule version when
+     * the rule changed while they waited (rare). A lone request goes as the single form, exactly as in exact
+     * mode. Every request's future completes with its outcome, or all with the call's failure.
+     */
+    private CompletableFuture<?> sendCoalesced(List<Coalesced> batch) {
+        List<CompletableFuture<?>> calls = new ArrayList<>(1);
+        int from = 0;
+        for (int i = 1; i <= batch.size(); i++) {
+            if (i == batch.size() || batch.get(i).target().rule() != batch.get(from).target().rule()) {
+                calls.add(sendCoalescedCall(batch.subList(from, i)));
+                from = i;
+            }
+        }
+        return calls.size() == 1 ? calls.get(0) : CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]));
+    }
+
+    private CompletableFuture<?> sendCoalescedCall(List<Coalesced> requests) {
+        CompletableFuture<List<Object>> outcomes = gate.call("decide", () -> {
+            try {
+                DecisionCall call = coalescedCall(requests);
+                return run(port.evalsha(script.sha1(), call.call()), call.call()).thenApply(reply -> requests.size() == 1
+                        ? List.of(requests.get(0).op().isRelease() ? call.released(reply) : call.decision(reply))
+                        : call.outcomes(reply));
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        });
+        return outcomes.whenComplete((results, error) -> {
+            for (int i = 0; i < requests.size(); i++) {
+                if (error == null) {
+                    requests.get(i).outcome().complete(results.get(i));
+                } else {
+                    requests.get(i).outcome().completeExceptionally(unwrap(error));
+                }
+            }
+        });
+    }
+
+    private DecisionCall coalescedCall(List<Coalesced> requests) {
+        DecisionCall.Target target = requests.get(0).target();
+        if (requests.size() > 1) {
+            List<DecisionCall.Op> ops = new ArrayList<>(requests.size());
+            requests.forEach(r -> ops.add(r.op()));
+            return DecisionCall.batch(target, ops, now(), requestId(), layout, dedupTtlMillis);
+        }
+        DecisionCall.Op op = requests.get(0).op();
+        return op.isRelease()
+                ? DecisionCall.release(target, op.lease(), now(), requestId(), layout, dedupTtlMillis)
+                : DecisionCall.decide(List.of(target), op.request(), now(), requestId(), layout, dedupTtlMillis);
+    }
+
+    /** Forgets the key in Redis, in this node's leases and sync view, and in the local fallback. */
     @Override
     public void reset(Rule rule, String key) {
         leases.forget(rule, key);
@@ -630,6 +715,11 @@ public final class DefaultRedisStore implements RedisStore {
     /** The (rule, key) entries of leased mode held in memory (for tests). */
     public int leaseEntries() {
         return leases.entries();
+    }
+
+    /** Coalesced targets with a call in flight (for tests: none once every coalesced request is answered). */
+    public int coalescedTargetsInFlight() {
+        return coalescer.targetsInFlight();
     }
 
     /** The key layout in use (for tests and tools that inspect Redis). */

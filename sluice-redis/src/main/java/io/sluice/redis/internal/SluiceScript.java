@@ -11,15 +11,25 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The one Lua script every decision runs: {@code prelude.lua}, then {@code algorithms/<name>.lua} for each
- * algorithm that has a port (in the fixed order of {@link #ALGORITHMS}), then {@code rule.lua}, concatenated
- * from the resources under {@code io/sluice/redis/lua/}. Built once per JVM, never from request values, so its
- * SHA-1 is stable and {@code EVALSHA} finds it in every Redis script cache. Immutable.
+ * The one Lua script every decision runs, concatenated from the resources under {@code io/sluice/redis/lua/}:
+ * {@code prelude.lua}, then a loader that {@link #assemble} generates around the algorithm files, then
+ * {@code rule.lua}. Built once per JVM, never from request values, so its SHA-1 is stable and {@code EVALSHA}
+ * finds it in every Redis script cache. Immutable.
+ *
+ * <p><b>Only what a call uses is built.</b> Redis runs the whole chunk on every call, and in Lua 5.1 every
+ * {@code function} statement allocates a closure when it runs: with the eleven algorithm files at top level,
+ * each decision built every module's closures and tables (about half of the Redis CPU of a token-bucket
+ * decision) and threw them away. So each algorithm file becomes, unchanged, one branch of a single
+ * function, {@code sluice.algorithm(name)}, that runs the file (registering {@code ALG[name]}) the first time
+ * {@code rule.lua} asks for that algorithm in a call and returns the module; a call pays for the modules its
+ * limits use. The generated lines sit between the files, so every file keeps its lines together and a Redis
+ * error line still maps back to a file and line ({@link #explain}).
  */
 public final class SluiceScript {
 
@@ -30,6 +40,12 @@ public final class SluiceScript {
     public static final List<String> ALGORITHMS = List.of("fixed_window", "sliding_log", "sliding_window",
             "rolling_window", "token_bucket", "gcra", "leaky_bucket", "smooth_bursty", "smooth_warming_up",
             "refresh_period", "concurrency");
+
+    /**
+     * Modules built on another one's code (a port is one file, so shared code lives in the earlier file as a
+     * field of {@code sluice}): the loader builds the other module first.
+     */
+    static final Map<String, String> NEEDS = Map.of("smooth_warming_up", "smooth_bursty");
 
     private static final Pattern SCRIPT_LINE = Pattern.compile("user_script:(\\d+)");
 
@@ -79,16 +95,34 @@ public final class SluiceScript {
         List<Part> parts = new ArrayList<>();
         Set<String> ported = new LinkedHashSet<>();
         append(source, parts, "prelude.lua", read("prelude.lua"));
+        // sluice.algorithm(name): the module, built by running its file the first time a call asks for it.
+        generated(source, "function sluice.algorithm(name)");
+        generated(source, "local loaded = ALG[name]");
+        generated(source, "if loaded ~= nil then return loaded end");
+        String branch = "if";
         for (String name : ALGORITHMS) {
             String path = "algorithms/" + name + ".lua";
             String text = readIfPresent(path);
             if (text != null) {
+                String needs = NEEDS.containsKey(name) ? " sluice.algorithm(\"" + NEEDS.get(name) + "\")" : "";
+                generated(source, branch + " name == \"" + name + "\" then" + needs);
                 append(source, parts, path, text);
                 ported.add(name);
+                branch = "elseif";
             }
         }
+        if (!ported.isEmpty()) {
+            generated(source, "end");
+        }
+        generated(source, "return ALG[name]");
+        generated(source, "end");
         append(source, parts, dispatcher, read(dispatcher));
         return new SluiceScript(source.toString(), ported, parts);
+    }
+
+    /** A line of the loader {@link #assemble} writes between the files; it belongs to no part. */
+    private static void generated(StringBuilder source, String line) {
+        source.append(line).append('\n');
     }
 
     private static void append(StringBuilder source, List<Part> parts, String path, String text) {
@@ -169,7 +203,7 @@ public final class SluiceScript {
                 return p.path() + ":" + (line - p.firstLine() + 1);
             }
         }
-        return "line " + line;
+        return line <= lineCount(source) ? "the algorithm loader SluiceScript generates" : "line " + line;
     }
 
     private static String read(String path) {

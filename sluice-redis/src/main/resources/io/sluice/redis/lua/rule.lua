@@ -1,9 +1,11 @@
--- rule.lua: the dispatcher, the last part of the script. It decides one request under every limit of one or
--- more (rule, key) targets, all or nothing, with the order of operations of io.sluice.internal.RuleEvaluator
+-- rule.lua: the dispatcher, the last part of the script. It decides requests under every limit of one or
+-- more (rule, key) targets, each all or nothing, with the order of operations of io.sluice.internal.RuleEvaluator
 -- (and io.sluice.internal.memory.MemoryStore for loading, migrating and committing states).
 --
+-- Two forms (docs/redis-script-protocol.md). The single form decides ONE request (exact mode):
+--
 -- KEYS[1..n]   the state key of each limit, in rule order (targets concatenated)
--- KEYS[n + 1]  the request's dedup key, present when ARGV[5] is not empty
+-- KEYS[n + 1]  the call's dedup key, present when ARGV[5] is not empty
 -- ARGV[1]      op: "try" | "at_most" | "reserve" | "peek" | "release"
 -- ARGV[2]      permits (for "release": the lease)
 -- ARGV[3]      max wait in microseconds (Long.MAX_VALUE: unbounded); "0" unless op is "reserve"
@@ -21,9 +23,33 @@
 -- Reply (strings only): allowed (1/0), granted, remaining, retryAfterMicros, resetAfterMicros, waitMicros,
 -- decider (1-based index of the limit that decided, 0 for "release"), lease (-1: none), replayed (1 when the
 -- reply is the stored one of an earlier call with the same request id).
+--
+-- The batch form decides m requests of one target, one after another in the given order, at one now
+-- (coalesced mode): as if each had been a single-form call of its own, consecutively, at that instant.
+--
+-- ARGV[1]      "batch"
+-- ARGV[2]      m, the number of requests (at least 1)
+-- ARGV[3]      "0"
+-- ARGV[4..]    as in the single form: now, ONE request id for the whole call ("" when every request is a
+--              peek), dedup TTL, n, the limits, their previous versions
+-- ARGV[#ARGV - 3m + 1 ...] the m requests, three arguments each: op, permits (the lease for "release"), max wait
+--
+-- Reply: the eight fields above for each request, in order, integers of magnitude below 10^14 as integer
+-- replies and the others as strings; then replayed. A replayed batch call gets the stored reply of the whole
+-- call, as strings.
+--
+-- Each limit's state is loaded once, stepped through the requests, and written once at the end when some
+-- request would have written it.
 
 local op = ARGV[1]
 local n = tonumber(ARGV[7])
+local batch = op == "batch"
+local m = 1
+local last_version_arg = #ARGV
+if batch then
+  m = tonumber(ARGV[2])
+  last_version_arg = #ARGV - 3 * m
+end
 local client_time = ARGV[4] ~= ""
 local client_slack_ms = 0
 local dedup_key = nil
@@ -64,13 +90,16 @@ local function load(limit)
 end
 
 -- The previous versions of each limit that the client sent: known[i][fingerprint] = parameter words.
-local known = {}
-for j = 8 + 3 * n, #ARGV - 2, 3 do
-  local i = tonumber(ARGV[j])
-  if known[i] == nil then
-    known[i] = {}
+local known = nil
+if last_version_arg >= 8 + 3 * n then
+  known = {}
+  for j = 8 + 3 * n, last_version_arg - 2, 3 do
+    local i = tonumber(ARGV[j])
+    if known[i] == nil then
+      known[i] = {}
+    end
+    known[i][ARGV[j + 1]] = ARGV[j + 2]
   end
-  known[i][ARGV[j + 1]] = ARGV[j + 2]
 end
 
 -- One limit with its state at now. A state stored under the current fingerprint is used as it is; under the
@@ -79,20 +108,22 @@ end
 -- this client never saw, a record that changed shape) it is dropped: reset explicitly, never misread. An
 -- expired state decides as no state. "dirty" marks a migrated or dropped state, which is written back even
 -- when the request changes nothing. An expired state is not dirty: like the in-memory store we leave it to
--- its TTL, so a clock that steps back finds it.
+-- its TTL, so a clock that steps back finds it. "write" marks a limit some request wrote (to store at the end),
+-- "written" one the previous request of a batch wrote.
 local function open(i)
   local name = ARGV[5 + 3 * i]
-  local alg = ALG[name]
+  local alg = sluice.algorithm(name)
   if alg == nil then
     error("sluice: algorithm " .. tostring(name) .. " has no Redis script")
   end
   local fingerprint = ARGV[6 + 3 * i]
-  local limit = { key = KEYS[i], alg = alg, p = alg.parse(sluice.words(ARGV[7 + 3 * i])), fingerprint = fingerprint }
+  local limit = { key = KEYS[i], alg = alg, p = alg.parse(sluice.words(ARGV[7 + 3 * i])), fingerprint = fingerprint,
+                  state = nil, dirty = false, write = false, written = false }
   local state, stored, exists = load(limit)
   local dirty = exists and state == nil
   if state ~= nil and stored ~= fingerprint then
     local words = nil
-    if known[i] ~= nil and stored ~= nil then
+    if known ~= nil and known[i] ~= nil and stored ~= nil then
       words = known[i][stored]
     end
     if words == nil then
@@ -138,38 +169,51 @@ for i = 1, n do
   limits[i] = open(i)
 end
 
-local reply
+-- A request writes a limit's next state. It is written at the end of the call; the next request of a batch
+-- decides on it as a call of its own would after loading it back (see the batch loop): stored under the current
+-- fingerprint, so no longer dirty.
+local function commit(limit, state)
+  limit.state = state
+  limit.dirty = false
+  limit.write = true
+  limit.written = true
+end
+
+
 local wrote = false
 
-if op == "release" then
-  local lease = sluice.arg_int(ARGV[2])
-  local released = false
-  local next_states = {}
-  for i = 1, n do
-    local limit = limits[i]
-    next_states[i] = limit.state
-    if limit.alg.release then
-      local r = limit.alg.release(limit.state, now, lease, limit.p)
-      released = released or r.released
-      next_states[i] = r.state
-    end
-  end
-  if released then
+-- One request at now against the limits' current states: the eight reply fields, as numbers.
+local function decide(op, amount, max_wait_arg)
+  if op == "release" then
+    local lease = sluice.arg_int(amount)
+    local released = false
+    local next_states = {}
     for i = 1, n do
-      if next_states[i] ~= limits[i].state or limits[i].dirty then
-        store(limits[i], next_states[i])
+      local limit = limits[i]
+      next_states[i] = limit.state
+      if limit.alg.release then
+        local r = limit.alg.release(limit.state, now, lease, limit.p)
+        released = released or r.released
+        next_states[i] = r.state
+      end
+    end
+    if not released then
+      return 0, 0, 0, 0, 0, 0, 0, -1
+    end
+    for i = 1, n do
+      local limit = limits[i]
+      if next_states[i] ~= limit.state or limit.dirty then
+        commit(limit, next_states[i])
         wrote = true
       end
     end
-    reply = { "1", "0", "0", "0", "0", "0", "0", "-1" }
-  else
-    reply = { "0", "0", "0", "0", "0", "0", "0", "-1" }
+    return 1, 0, 0, 0, 0, 0, 0, -1
   end
-else
-  local permits = sluice.arg_int(ARGV[2])
+
+  local permits = sluice.arg_int(amount)
   local max_wait = 0
   if op == "reserve" then
-    max_wait = sluice.arg_int(ARGV[3])
+    max_wait = sluice.arg_int(max_wait_arg)
   end
   if op == "at_most" then
     local grantable = permits
@@ -191,6 +235,27 @@ else
     allowed = allowed and steps[i].allowed
   end
 
+  for i = 1, n do
+    local limit = limits[i]
+    if op == "peek" then
+      -- A peek charges nothing, but keeps a migration (as the in-memory store does).
+      if limit.dirty then
+        commit(limit, limit.state)
+      end
+    else
+      local next_state
+      if allowed then
+        next_state = steps[i].admitted
+      else
+        next_state = steps[i].rejected
+      end
+      if next_state ~= limit.state or limit.dirty then
+        commit(limit, next_state)
+        wrote = true
+      end
+    end
+  end
+
   if allowed then
     local tightest, wait, reset, lease = 1, 0, 0, -1
     for i = 1, n do
@@ -209,41 +274,58 @@ else
       granted = 0
       lease = -1
     end
-    reply = { "1", sluice.fmt_int(granted), sluice.fmt_int(steps[tightest].remaining), "0", sluice.fmt_int(reset),
-              sluice.fmt_int(wait), sluice.fmt_int(tightest), sluice.fmt_int(lease) }
-  else
-    local decider, remaining, reset = 0, math.huge, 0
-    for i = 1, n do
-      local s = steps[i]
-      remaining = math.min(remaining, s.remaining)
-      reset = math.max(reset, s.resetAfterMicros)
-      if not s.allowed and (decider == 0 or s.retryAfterMicros > steps[decider].retryAfterMicros) then
-        decider = i
-      end
-    end
-    reply = { "0", "0", sluice.fmt_int(remaining), sluice.fmt_int(steps[decider].retryAfterMicros),
-              sluice.fmt_int(reset), "0", sluice.fmt_int(decider), "-1" }
+    return 1, granted, steps[tightest].remaining, 0, reset, wait, tightest, lease
   end
-
+  local decider, remaining, reset = 0, math.huge, 0
   for i = 1, n do
-    local limit = limits[i]
-    if op == "peek" then
-      -- A peek charges nothing, but keeps a migration (as the in-memory store does).
-      if limit.dirty then
-        store(limit, limit.state)
-      end
-    else
-      local next_state
-      if allowed then
-        next_state = steps[i].admitted
-      else
-        next_state = steps[i].rejected
-      end
-      if next_state ~= limit.state or limit.dirty then
-        store(limit, next_state)
-        wrote = true
+    local s = steps[i]
+    remaining = math.min(remaining, s.remaining)
+    reset = math.max(reset, s.resetAfterMicros)
+    if not s.allowed and (decider == 0 or s.retryAfterMicros > steps[decider].retryAfterMicros) then
+      decider = i
+    end
+  end
+  return 0, 0, remaining, steps[decider].retryAfterMicros, reset, 0, decider, -1
+end
+
+local reply
+if batch then
+  -- Integers below 10^14 go back as integer replies (exact, and no string to build); table.concat writes them
+  -- exactly too (%.14g) when the reply is stored. Larger ones (Long.MAX_VALUE for "never") as strings.
+  local function value(x)
+    if x < 1e14 and x > -1e14 and x % 1 == 0 then
+      return x
+    end
+    return sluice.fmt_int(x)
+  end
+  reply = {}
+  local k = 0
+  for j = #ARGV - 3 * m + 1, #ARGV, 3 do
+    -- A state the previous request wrote that is expired at now was deleted (store does), so it is no state.
+    for i = 1, n do
+      local limit = limits[i]
+      if limit.written then
+        limit.written = false
+        if limit.state ~= nil and now >= limit.alg.expiresAt(limit.state, limit.p) then
+          limit.state = nil
+        end
       end
     end
+    local a, g, r, ra, rs, w, d, l = decide(ARGV[j], ARGV[j + 1], ARGV[j + 2])
+    reply[k + 1], reply[k + 2], reply[k + 3], reply[k + 4] = a, value(g), value(r), value(ra)
+    reply[k + 5], reply[k + 6], reply[k + 7], reply[k + 8] = value(rs), value(w), d, value(l)
+    k = k + 8
+  end
+else
+  local a, g, r, ra, rs, w, d, l = decide(op, ARGV[2], ARGV[3])
+  local fmt = sluice.fmt_int
+  reply = { fmt(a), fmt(g), fmt(r), fmt(ra), fmt(rs), fmt(w), fmt(d), fmt(l) }
+end
+
+for i = 1, n do
+  local limit = limits[i]
+  if limit.write then
+    store(limit, limit.state)
   end
 end
 

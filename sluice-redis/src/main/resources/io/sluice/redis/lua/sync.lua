@@ -65,7 +65,7 @@ end
 -- dropped state, which is written back even when nothing is absorbed.
 local function open(i)
   local name = ARGV[4 * i - 1]
-  local alg = ALG[name]
+  local alg = sluice.algorithm(name)
   if alg == nil or alg.absorb == nil then
     error("sluice: algorithm " .. tostring(name) .. " cannot be synced")
   end

@@ -67,6 +67,24 @@ class SluiceScriptTest {
     }
 
     @Test
+    void eachAlgorithmFileIsABranchOfTheLoaderAndItsLinesStillMapBack() {
+        String[] lines = script.source().split("\n", -1);
+        for (SluiceScript.Part part : script.parts()) {
+            if (!part.path().startsWith("algorithms/")) {
+                continue;
+            }
+            String name = part.path().substring("algorithms/".length(), part.path().length() - ".lua".length());
+            // The generated line just before the file opens its branch; the file itself is unchanged.
+            assertThat(lines[part.firstLine() - 2]).as(name).matches("(if|elseif) name == \"" + name + "\" then.*");
+            assertThat(script.part(part.path())).isEqualTo(rawResource(part.path()));
+            assertThat(script.locate(part.firstLine() + 4)).isEqualTo(part.path() + ":5");
+            assertThat(script.locate(part.firstLine() - 1)).isEqualTo("the algorithm loader SluiceScript generates");
+        }
+        assertThat(lines[script.parts().get(1).firstLine() - 5]).isEqualTo("function sluice.algorithm(name)");
+        assertThat(script.source()).contains("elseif name == \"smooth_warming_up\" then sluice.algorithm(\"smooth_bursty\")");
+    }
+
+    @Test
     void aRuleUsingAnAlgorithmWithoutAScriptFailsClearly() {
         Rule rule = Rule.of("checkout", FixedWindow.of(5, Duration.ofMinutes(1)),
                 TokenBucket.of(3, 1, Duration.ofSeconds(1)).named("burst"));
@@ -81,5 +99,14 @@ class SluiceScriptTest {
 
     private String partText(String path) {
         return script.part(path);
+    }
+
+    private static String rawResource(String path) {
+        try (var in = SluiceScript.class.getResourceAsStream(SluiceScript.ROOT + path)) {
+            String text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            return text.endsWith("\n") ? text : text + "\n";
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 }
