@@ -168,9 +168,9 @@ class FleetAccuracyIT {
         private static final String MEMORY = "MEMORY";
 
         final String prefix;
-        private final List<Worker> workers;
+        private final List<WorkerProcess> workers;
 
-        private Fleet(String prefix, List<Worker> workers) {
+        private Fleet(String prefix, List<WorkerProcess> workers) {
             this.prefix = prefix;
             this.workers = workers;
         }
@@ -178,13 +178,13 @@ class FleetAccuracyIT {
         static Fleet start(String prefix) {
             List<String> stores = List.of(Topology.STANDALONE + "=" + RedisServer.shared().uri(),
                     Topology.CLUSTER + "=cluster:" + RedisCluster.shared().uri(), MEMORY + "=memory");
-            List<Worker> workers = new ArrayList<>();
+            List<WorkerProcess> workers = new ArrayList<>();
             Fleet fleet = new Fleet(prefix, workers);
             try {
                 for (int i = 0; i < PROCESSES; i++) {
-                    workers.add(Worker.start(i, prefix, stores));
+                    workers.add(startWorker(i, prefix, stores));
                 }
-                for (Worker w : workers) {
+                for (WorkerProcess w : workers) {
                     w.expect("READY", READY_WITHIN);
                 }
                 return fleet;
@@ -206,7 +206,7 @@ class FleetAccuracyIT {
                 String key = FleetCase.KEY + "-" + attempt;
                 long before = serverMicros(topology);
                 long startAt = System.currentTimeMillis() + START_DELAY_MILLIS;
-                for (Worker w : workers) {
+                for (WorkerProcess w : workers) {
                     w.send("RUN " + store + " " + c.name() + " " + key + " " + startAt);
                 }
                 long admitted = 0;
@@ -239,11 +239,11 @@ class FleetAccuracyIT {
          */
         List<String[]> runInMode(Topology topology, String caseName, String key, String mode) {
             long startAt = System.currentTimeMillis() + START_DELAY_MILLIS;
-            for (Worker w : workers) {
+            for (WorkerProcess w : workers) {
                 w.send("RUN " + topology.name() + " " + caseName + " " + key + " " + startAt + " " + mode);
             }
             List<String[]> done = new ArrayList<>();
-            for (Worker w : workers) {
+            for (WorkerProcess w : workers) {
                 done.add(w.expect("DONE " + topology.name() + " " + caseName + " " + key + " ", RUN_WITHIN)
                         .split(" "));
             }
@@ -260,127 +260,20 @@ class FleetAccuracyIT {
 
         @Override
         public void close() {
-            for (Worker w : workers) {
+            for (WorkerProcess w : workers) {
                 w.quit();
             }
-            for (Worker w : workers) {
+            for (WorkerProcess w : workers) {
                 w.awaitExit();
             }
         }
     }
 
-    /** One {@link FleetWorker} process, its output lines on a queue, its standard error in a log file. */
-    private static final class Worker {
-        private static final String EOF = "\u0000EOF";
-
-        private final int index;
-        private final Process process;
-        private final Writer stdin;
-        private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-        private final Path log;
-
-        private Worker(int index, Process process, Path log) {
-            this.index = index;
-            this.process = process;
-            this.log = log;
-            this.stdin = new java.io.OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-            Thread reader = new Thread(this::readLines, "fleet-worker-" + index + "-stdout");
-            reader.setDaemon(true);
-            reader.start();
-        }
-
-        static Worker start(int index, String prefix, List<String> stores) {
-            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            List<String> command = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"),
-                    "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                    "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                    FleetWorker.class.getName(), prefix, Integer.toString(THREADS),
-                    Long.toString(MIN_MILLIS), Long.toString(MAX_MILLIS)));
-            command.addAll(stores);
-            try {
-                Path dir = Files.createDirectories(Path.of("target", "fleet-logs"));
-                Path log = dir.resolve(prefix + "-" + index + ".log");
-                Process p = new ProcessBuilder(command).redirectError(log.toFile()).start();
-                return new Worker(index, p, log);
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot start a fleet worker: " + command, e);
-            }
-        }
-
-        private void readLines() {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                    StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    lines.add(line);
-                }
-            } catch (IOException ignored) {
-                // the process went away; EOF below says so
-            }
-            lines.add(EOF);
-        }
-
-        void send(String command) {
-            try {
-                stdin.write(command + "\n");
-                stdin.flush();
-            } catch (IOException e) {
-                throw new AssertionError("fleet worker " + index + " is gone (" + e + "): " + logTail(), e);
-            }
-        }
-
-        /** The next output line, which must start with {@code start}, within {@code within}. */
-        String expect(String start, Duration within) {
-            String line;
-            try {
-                line = lines.poll(within.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted while waiting for fleet worker " + index, e);
-            }
-            if (line == null) {
-                throw new AssertionError("fleet worker " + index + " did not print '" + start + "' within " + within
-                        + ": " + logTail());
-            }
-            if (line.equals(EOF)) {
-                throw new AssertionError("fleet worker " + index + " exited before printing '" + start + "': "
-                        + logTail());
-            }
-            if (!line.startsWith(start)) {
-                throw new AssertionError("fleet worker " + index + " printed '" + line + "', expected '" + start
-                        + "...': " + logTail());
-            }
-            return line;
-        }
-
-        void quit() {
-            try {
-                stdin.write("QUIT\n");
-                stdin.close();
-            } catch (IOException ignored) {
-                // already gone
-            }
-        }
-
-        void awaitExit() {
-            try {
-                if (!process.waitFor(10, TimeUnit.SECONDS)) {
-                    process.destroyForcibly();
-                    process.waitFor(10, TimeUnit.SECONDS);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                process.destroyForcibly();
-            }
-        }
-
-        private String logTail() {
-            try {
-                List<String> all = Files.readAllLines(log, StandardCharsets.UTF_8);
-                return log + ":\n" + String.join("\n", all.subList(Math.max(0, all.size() - 30), all.size()));
-            } catch (IOException e) {
-                return "(no log " + log + ": " + e + ")";
-            }
-        }
+    /** One {@link FleetWorker} process. */
+    private static WorkerProcess startWorker(int index, String prefix, List<String> stores) {
+        List<String> args = new ArrayList<>(List.of(prefix, Integer.toString(THREADS), Long.toString(MIN_MILLIS),
+                Long.toString(MAX_MILLIS)));
+        args.addAll(stores);
+        return WorkerProcess.start("fleet worker " + index, prefix + "-" + index, "192m", FleetWorker.class, args);
     }
 }

@@ -52,23 +52,23 @@ class SyncedFleetIT {
     private static final long LIMIT = SyncedFleetWorker.LIMIT;
     private static final long WINDOW_MICROS = SyncedFleetWorker.WINDOW.toNanos() / 1_000;
 
-    private static final List<Node> nodes = new ArrayList<>();
+    private static final List<WorkerProcess> nodes = new ArrayList<>();
     private static final String PREFIX = "syncfleet-" + UUID.randomUUID().toString().substring(0, 8);
 
     @BeforeAll
     static void startNodes() {
         for (int i = 0; i < NODES; i++) {
-            nodes.add(Node.start(i, RedisServer.shared().uri(), PREFIX));
+            nodes.add(startNode(i, RedisServer.shared().uri(), PREFIX));
         }
-        for (Node n : nodes) {
+        for (WorkerProcess n : nodes) {
             n.expect("READY", Duration.ofSeconds(60));
         }
     }
 
     @AfterAll
     static void stopNodes() {
-        nodes.forEach(Node::quit);
-        nodes.forEach(Node::awaitExit);
+        nodes.forEach(WorkerProcess::quit);
+        nodes.forEach(WorkerProcess::awaitExit);
     }
 
     @Test
@@ -142,7 +142,7 @@ class SyncedFleetIT {
 
     private static Outcome run(SyncedFleetWorker.Case c, String key, long millis) {
         long startAt = System.currentTimeMillis() + START_DELAY_MILLIS;
-        for (Node n : nodes) {
+        for (WorkerProcess n : nodes) {
             n.send("RUN " + c + " " + key + " " + startAt + " " + millis + " " + RATE);
         }
         Map<Long, Long> perWindow = new TreeMap<>();
@@ -150,7 +150,7 @@ class SyncedFleetIT {
         long gap = 0;
         long sync = 0;
         List<long[]> times = new ArrayList<>();
-        for (Node n : nodes) {
+        for (WorkerProcess n : nodes) {
             String[] done = n.expect("DONE " + c + " " + key + " ", Duration.ofMillis(millis).plusSeconds(30))
                     .split(" ", -1);
             errors += Long.parseLong(done[5]);
@@ -168,106 +168,8 @@ class SyncedFleetIT {
         return new Outcome(c.toString(), perWindow, errors, gap, sync, times);
     }
 
-    /** One worker process, its output lines on a queue, its standard error in a log file. */
-    private static final class Node {
-        private static final String EOF = "\u0000EOF";
-
-        private final int index;
-        private final Process process;
-        private final Writer stdin;
-        private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-        private final Path log;
-
-        private Node(int index, Process process, Path log) {
-            this.index = index;
-            this.process = process;
-            this.log = log;
-            this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-            Thread reader = new Thread(this::readLines, "synced-fleet-node-" + index + "-stdout");
-            reader.setDaemon(true);
-            reader.start();
-        }
-
-        static Node start(int index, String uri, String prefix) {
-            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            List<String> command = List.of(java, "-cp", System.getProperty("java.class.path"), "-Xmx128m",
-                    "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                    SyncedFleetWorker.class.getName(), uri, prefix);
-            try {
-                Path dir = Files.createDirectories(Path.of("target", "fleet-logs"));
-                Path log = dir.resolve(prefix + "-" + index + ".log");
-                return new Node(index, new ProcessBuilder(command).redirectError(log.toFile()).start(), log);
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot start a synced fleet node: " + command, e);
-            }
-        }
-
-        private void readLines() {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                    StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    lines.add(line);
-                }
-            } catch (IOException ignored) {
-                // the process went away; EOF says so
-            }
-            lines.add(EOF);
-        }
-
-        void send(String command) {
-            try {
-                stdin.write(command + "\n");
-                stdin.flush();
-            } catch (IOException e) {
-                throw new AssertionError("synced fleet node " + index + " is gone (" + e + "): " + logTail(), e);
-            }
-        }
-
-        String expect(String start, Duration within) {
-            String line;
-            try {
-                line = lines.poll(within.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted while waiting for synced fleet node " + index, e);
-            }
-            if (line == null || line.equals(EOF) || !line.startsWith(start)) {
-                throw new AssertionError("synced fleet node " + index + " printed " + (line == null ? "nothing"
-                        : line.equals(EOF) ? "nothing more" : "'" + line.substring(0, Math.min(200, line.length()))
-                        + "'") + ", expected '" + start + "...' within " + within + ": " + logTail());
-            }
-            return line;
-        }
-
-        void quit() {
-            try {
-                stdin.write("QUIT\n");
-                stdin.close();
-            } catch (IOException ignored) {
-                // already gone
-            }
-        }
-
-        void awaitExit() {
-            try {
-                if (!process.waitFor(10, TimeUnit.SECONDS)) {
-                    process.destroyForcibly();
-                    process.waitFor(10, TimeUnit.SECONDS);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                process.destroyForcibly();
-            }
-        }
-
-        private String logTail() {
-            try {
-                List<String> all = Files.readAllLines(log, StandardCharsets.UTF_8);
-                return log + ":\n" + String.join("\n", all.subList(Math.max(0, all.size() - 30), all.size()));
-            } catch (IOException e) {
-                return "(no log " + log + ": " + e + ")";
-            }
-        }
+    private static WorkerProcess startNode(int index, String uri, String prefix) {
+        return WorkerProcess.start("synced fleet node " + index, prefix + "-" + index, "128m", SyncedFleetWorker.class,
+                List.of(uri, prefix));
     }
 }

@@ -603,3 +603,56 @@ function sluice.expire(key, expiresAt, now, client_time, slack_ms)
     redis.call("PEXPIREAT", key, sluice.fmt_int(sluice.ceil_div(expiresAt, 1000)))
   end
 end
+
+-- ------------------------------------------------------------------------------------------ limits
+
+--- A limit's stored state as its current version reads it at now: what rule.lua and sync.lua both do when
+--- they open a limit. Under the current fingerprint the state is used as it is; under the fingerprint of a
+--- previous version the client knows (known: fingerprint -> parameter words, or nil) it is migrated from that
+--- version's parameters, or dropped when it had already expired under them; under any other fingerprint
+--- (another algorithm, a version this client never saw, a record that changed shape) it is dropped: reset
+--- explicitly, never misread. An expired state reads as no state. Returns the state and whether the key must
+--- be written back even when nothing else changes it (a migrated or dropped state). An expired state is not
+--- marked: like the in-memory store, the key is left to its TTL, so a clock that steps back finds it.
+function sluice.settle(alg, p, fingerprint, state, stored, exists, known, now)
+  local dirty = exists and state == nil
+  if state ~= nil and stored ~= fingerprint then
+    local words = nil
+    if known ~= nil and stored ~= nil then
+      words = known[stored]
+    end
+    if words == nil then
+      state = nil
+    else
+      local previous = alg.parse(sluice.words(words))
+      if now >= alg.expiresAt(state, previous) then
+        state = nil
+      else
+        state = alg.migrate(state, previous, now, p)
+      end
+    end
+    dirty = true
+  end
+  if state ~= nil and now >= alg.expiresAt(state, p) then
+    state = nil
+  end
+  return state, dirty
+end
+
+--- Writes a limit's next state with its expiry, or deletes its key when there is nothing left to remember.
+function sluice.store_limit(limit, state, now, client_time, slack_ms)
+  local expiresAt = nil
+  if state ~= nil then
+    expiresAt = limit.alg.expiresAt(state, limit.p)
+  end
+  if state == nil or expiresAt <= now then
+    redis.call("DEL", limit.key)
+    return
+  end
+  if limit.alg.save then
+    limit.alg.save(limit.key, state, limit.p, limit.fingerprint)
+  else
+    sluice.save_value(limit.key, state, limit.alg.fields, limit.fingerprint)
+  end
+  sluice.expire(limit.key, expiresAt, now, client_time, slack_ms)
+end

@@ -102,14 +102,9 @@ if last_version_arg >= 8 + 3 * n then
   end
 end
 
--- One limit with its state at now. A state stored under the current fingerprint is used as it is; under the
--- fingerprint of a previous version the client knows, it is migrated from that version's parameters (or
--- dropped when it had already expired under them); under any other fingerprint (another algorithm, a version
--- this client never saw, a record that changed shape) it is dropped: reset explicitly, never misread. An
--- expired state decides as no state. "dirty" marks a migrated or dropped state, which is written back even
--- when the request changes nothing. An expired state is not dirty: like the in-memory store we leave it to
--- its TTL, so a clock that steps back finds it. "write" marks a limit some request wrote (to store at the end),
--- "written" one the previous request of a batch wrote.
+-- One limit with its state at now (sluice.settle: migrated, dropped or expired as its version says). "dirty"
+-- marks a migrated or dropped state, which is written back even when the request changes nothing; "write"
+-- marks a limit some request wrote (to store at the end), "written" one the previous request of a batch wrote.
 local function open(i)
   local name = ARGV[5 + 3 * i]
   local alg = sluice.algorithm(name)
@@ -120,48 +115,13 @@ local function open(i)
   local limit = { key = KEYS[i], alg = alg, p = alg.parse(sluice.words(ARGV[7 + 3 * i])), fingerprint = fingerprint,
                   state = nil, dirty = false, write = false, written = false }
   local state, stored, exists = load(limit)
-  local dirty = exists and state == nil
-  if state ~= nil and stored ~= fingerprint then
-    local words = nil
-    if known ~= nil and known[i] ~= nil and stored ~= nil then
-      words = known[i][stored]
-    end
-    if words == nil then
-      state = nil
-    else
-      local previous = alg.parse(sluice.words(words))
-      if now >= alg.expiresAt(state, previous) then
-        state = nil
-      else
-        state = alg.migrate(state, previous, now, limit.p)
-      end
-    end
-    dirty = true
-  end
-  if state ~= nil and now >= alg.expiresAt(state, limit.p) then
-    state = nil
-  end
-  limit.state = state
-  limit.dirty = dirty
+  limit.state, limit.dirty = sluice.settle(alg, limit.p, fingerprint, state, stored, exists,
+    known ~= nil and known[i] or nil, now)
   return limit
 end
 
--- Writes a limit's next state with its expiry, or deletes the key when there is nothing left to remember.
 local function store(limit, state)
-  local expiresAt = nil
-  if state ~= nil then
-    expiresAt = limit.alg.expiresAt(state, limit.p)
-  end
-  if state == nil or expiresAt <= now then
-    redis.call("DEL", limit.key)
-    return
-  end
-  if limit.alg.save then
-    limit.alg.save(limit.key, state, limit.p, limit.fingerprint)
-  else
-    sluice.save_value(limit.key, state, limit.alg.fields, limit.fingerprint)
-  end
-  sluice.expire(limit.key, expiresAt, now, client_time, client_slack_ms)
+  sluice.store_limit(limit, state, now, client_time, client_slack_ms)
 end
 
 local limits = {}

@@ -59,10 +59,8 @@ for j = 3 + 4 * n, #ARGV - 2, 3 do
   known[i][ARGV[j + 1]] = ARGV[j + 2]
 end
 
--- One limit with its state at now: rule.lua's open, with this script's argument layout. A state under the
--- current fingerprint is used as it is, under a previous version's migrated (or dropped when it had already
--- expired under it), under any other dropped; an expired state is no state; "dirty" marks a migrated or
--- dropped state, which is written back even when nothing is absorbed.
+-- One limit with its state at now, as rule.lua opens it (sluice.settle); "dirty" marks a migrated or dropped
+-- state, which is written back even when nothing is absorbed.
 local function open(i)
   local name = ARGV[4 * i - 1]
   local alg = sluice.algorithm(name)
@@ -72,46 +70,14 @@ local function open(i)
   local fingerprint = ARGV[4 * i]
   local limit = { key = KEYS[i], alg = alg, p = alg.parse(sluice.words(ARGV[4 * i + 1])), fingerprint = fingerprint }
   local state, stored, exists = sluice.load_value(limit.key, alg.fields)
-  local dirty = exists and state == nil
-  if state ~= nil and stored ~= fingerprint then
-    local words = nil
-    if known[i] ~= nil and stored ~= nil then
-      words = known[i][stored]
-    end
-    if words == nil then
-      state = nil
-    else
-      local previous = alg.parse(sluice.words(words))
-      if now >= alg.expiresAt(state, previous) then
-        state = nil
-      else
-        state = alg.migrate(state, previous, now, limit.p)
-      end
-    end
-    dirty = true
-  end
-  if state ~= nil and now >= alg.expiresAt(state, limit.p) then
-    state = nil
-  end
-  limit.state = state
-  limit.dirty = dirty
+  limit.state, limit.dirty = sluice.settle(alg, limit.p, fingerprint, state, stored, exists, known[i], now)
   -- The limit's name as its state key ends: escaped, so it holds no ':' (KeyLayout).
   limit.segment = string.match(limit.key, "[^:]*$")
   return limit
 end
 
--- rule.lua's store: writes a limit's next state with its expiry, or deletes the key when nothing is left.
 local function store(limit, state)
-  local expiresAt = nil
-  if state ~= nil then
-    expiresAt = limit.alg.expiresAt(state, limit.p)
-  end
-  if state == nil or expiresAt <= now then
-    redis.call("DEL", limit.key)
-    return
-  end
-  sluice.save_value(limit.key, state, limit.alg.fields, limit.fingerprint)
-  sluice.expire(limit.key, expiresAt, now, client_time, client_slack_ms)
+  sluice.store_limit(limit, state, now, client_time, client_slack_ms)
 end
 
 -- The totals already absorbed from this node, by marker field.
