@@ -656,3 +656,17 @@ function sluice.store_limit(limit, state, now, client_time, slack_ms)
   end
   sluice.expire(limit.key, expiresAt, now, client_time, slack_ms)
 end
+
+--- The instant a call decides at, from its time argument (rule.lua's ARGV[4], sync.lua's ARGV[1]): "" for Redis
+--- server TIME, else the client's "now,slackMs" ("now" alone: a slack of 1000 ms). Returns now, whether it is
+--- client time, and the TTL slack in milliseconds (0 with server time).
+function sluice.call_time(arg)
+  if arg == "" then
+    return sluice.server_now(), false, 0
+  end
+  local comma = string.find(arg, ",", 1, true)
+  if comma then
+    return sluice.arg_int(string.sub(arg, 1, comma - 1)), true, sluice.arg_int(string.sub(arg, comma + 1))
+  end
+  return sluice.arg_int(arg), true, 1000
+end

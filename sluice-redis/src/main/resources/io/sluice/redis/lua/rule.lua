@@ -50,8 +50,6 @@ if batch then
   m = tonumber(ARGV[2])
   last_version_arg = #ARGV - 3 * m
 end
-local client_time = ARGV[4] ~= ""
-local client_slack_ms = 0
 local dedup_key = nil
 if ARGV[5] ~= "" then
   dedup_key = KEYS[n + 1]
@@ -68,19 +66,8 @@ if dedup_key then
   end
 end
 
-local now
-if client_time then
-  local comma = string.find(ARGV[4], ",", 1, true)
-  if comma then
-    now = sluice.arg_int(string.sub(ARGV[4], 1, comma - 1))
-    client_slack_ms = sluice.arg_int(string.sub(ARGV[4], comma + 1))
-  else
-    now = sluice.arg_int(ARGV[4])
-    client_slack_ms = 1000
-  end
-else
-  now = sluice.server_now()
-end
+-- Read after the replay check, which answers without it.
+local now, client_time, client_slack_ms = sluice.call_time(ARGV[4])
 
 local function load(limit)
   if limit.alg.load then

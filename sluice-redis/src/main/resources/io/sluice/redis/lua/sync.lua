@@ -31,23 +31,8 @@
 -- again after that is over too, and absorb drops it, so a forgotten total can never be absorbed twice.
 
 local n = tonumber(ARGV[2])
-local client_time = ARGV[1] ~= ""
-local client_slack_ms = 0
 local marker_key = KEYS[n + 1]
-
-local now
-if client_time then
-  local comma = string.find(ARGV[1], ",", 1, true)
-  if comma then
-    now = sluice.arg_int(string.sub(ARGV[1], 1, comma - 1))
-    client_slack_ms = sluice.arg_int(string.sub(ARGV[1], comma + 1))
-  else
-    now = sluice.arg_int(ARGV[1])
-    client_slack_ms = 1000
-  end
-else
-  now = sluice.server_now()
-end
+local now, client_time, client_slack_ms = sluice.call_time(ARGV[1])
 
 -- The previous versions of each limit that the client sent: known[i][fingerprint] = parameter words.
 local known = {}
