@@ -59,49 +59,29 @@ public final class CircuitBreaker implements RedisGate {
     private static final Logger log = LoggerFactory.getLogger(CircuitBreaker.class);
 
     /** The breaker's state and what it needs to refuse calls; immutable, replaced on every transition. */
-    private abstract static sealed class Phase permits Closed, Open, HalfOpen {
-        abstract BreakerState state();
+    private sealed interface Phase permits Closed, Open, HalfOpen {
+        BreakerState state();
     }
 
-    private static final class Closed extends Phase {
+    private record Closed() implements Phase {
         @Override
-        BreakerState state() {
+        public BreakerState state() {
             return BreakerState.CLOSED;
         }
     }
 
-    /** Open until {@code untilNanos} (ticker time); {@code message} is the refusal's. */
-    private static final class Open extends Phase {
-        final long untilNanos;
-        final String message;
-        final Throwable cause;
-
-        Open(long untilNanos, String message, Throwable cause) {
-            this.untilNanos = untilNanos;
-            this.message = message;
-            this.cause = cause;
-        }
-
+    /** Open until {@code untilNanos} (ticker time); {@code message} is the refusal's, {@code cause} what opened it. */
+    private record Open(long untilNanos, String message, Throwable cause) implements Phase {
         @Override
-        BreakerState state() {
+        public BreakerState state() {
             return BreakerState.OPEN;
         }
     }
 
     /** The probe started at {@code startNanos}; {@code cause} is what opened the breaker. */
-    private static final class HalfOpen extends Phase {
-        final long startNanos;
-        final String message;
-        final Throwable cause;
-
-        HalfOpen(long startNanos, String message, Throwable cause) {
-            this.startNanos = startNanos;
-            this.message = message;
-            this.cause = cause;
-        }
-
+    private record HalfOpen(long startNanos, String message, Throwable cause) implements Phase {
         @Override
-        BreakerState state() {
+        public BreakerState state() {
             return BreakerState.HALF_OPEN;
         }
     }
@@ -178,9 +158,9 @@ public final class CircuitBreaker implements RedisGate {
         long now = ticker.getAsLong();
         long nanos;
         if (p instanceof Open o) {
-            nanos = o.untilNanos - now;
+            nanos = o.untilNanos() - now;
         } else if (p instanceof HalfOpen h) {
-            nanos = h.startNanos + probeAnswerNanos - now;
+            nanos = h.startNanos() + probeAnswerNanos - now;
         } else {
             nanos = 0;
         }
@@ -236,10 +216,10 @@ public final class CircuitBreaker implements RedisGate {
             }
             long now = ticker.getAsLong();
             if (p instanceof Open o) {
-                if (now - o.untilNanos < 0) {
-                    return CompletableFuture.failedFuture(new BreakerOpenException(o.message, o.cause));
+                if (now - o.untilNanos() < 0) {
+                    return CompletableFuture.failedFuture(new BreakerOpenException(o.message(), o.cause()));
                 }
-                HalfOpen probe = halfOpen(now, o.cause);
+                HalfOpen probe = halfOpen(now, o.cause());
                 if (phase.compareAndSet(o, probe)) {
                     log.info("Redis at {}: circuit breaker half-open after its cool-down of {}; one probe call goes "
                             + "to Redis", where, coolDown);
@@ -247,10 +227,10 @@ public final class CircuitBreaker implements RedisGate {
                     return probe(probe, operation, call);
                 }
             } else if (p instanceof HalfOpen h) {
-                if (now - h.startNanos - probeLimitNanos < 0) {
-                    return CompletableFuture.failedFuture(new BreakerOpenException(h.message, h.cause));
+                if (now - h.startNanos() - probeLimitNanos < 0) {
+                    return CompletableFuture.failedFuture(new BreakerOpenException(h.message(), h.cause()));
                 }
-                HalfOpen again = halfOpen(now, h.cause);
+                HalfOpen again = halfOpen(now, h.cause());
                 if (phase.compareAndSet(h, again)) {
                     log.warn("Redis at {}: the breaker's probe call did not end within {}; probing again", where,
                             Duration.ofNanos(probeLimitNanos));
@@ -292,7 +272,7 @@ public final class CircuitBreaker implements RedisGate {
             case NEUTRAL -> {
                 // The probe never reached Redis: nothing learned. Open with the cool-down over: the next call probes.
                 Open open = new Open(ticker.getAsLong(), refusal(Instant.now(), "a probe call that did not reach "
-                        + "Redis", probe.cause), probe.cause);
+                        + "Redis", probe.cause()), probe.cause());
                 if (phase.compareAndSet(probe, open)) {
                     log.info("Redis at {}: the breaker's probe call failed before reaching Redis ({}); the next call "
                             + "probes again", where, String.valueOf(error));
