@@ -21,14 +21,15 @@ public record BenchOptions(boolean quick, List<String> suites, Path out, Path do
                            Pattern filter, boolean help) {
 
     /** Every suite, in the order they run. */
-    public static final List<String> ALL_SUITES = List.of("local", "redis", "memory", "replay");
+    public static final List<String> ALL_SUITES = List.of("local", "redis", "memory", "server", "replay");
 
     static final String USAGE = String.join("\n",
-            "usage: sluice bench [--quick] [--suites local,redis,memory,replay] [--out FILE] [--docs DIR | --no-docs]",
+            "usage: sluice bench [--quick] [--suites local,redis,memory,server,replay] [--out FILE] [--docs DIR | --no-docs]",
             "                    [--filter REGEX] [--report-only]",
             "",
             "Measures Sluice against Guava, Bucket4j, Resilience4j, Redisson and a bare Lua script, in memory (JMH)",
-            "and on a redis-server it starts itself; writes the results as JSON and docs/benchmarks.md with charts.",
+            "and on a redis-server it starts itself, and `sluice serve` under wrk; writes the results as JSON and",
+            "docs/benchmarks.md with charts.",
             "",
             "  --quick           smoke run of the same tables: short measurements, under 4 minutes (full: under 30)",
             "  --suites LIST     suites to run, comma-separated (default: all: " + String.join(",", ALL_SUITES) + ")",

@@ -4,6 +4,7 @@ import io.sluice.bench.local.LocalSuite;
 import io.sluice.bench.memory.MemorySuite;
 import io.sluice.bench.redis.RedisSuite;
 import io.sluice.bench.replay.ReplaySuite;
+import io.sluice.bench.server.ServerSuite;
 import io.sluice.bench.report.MarkdownReport;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -113,6 +114,7 @@ public final class BenchRun {
             case "local" -> new LocalSuite();
             case "redis" -> new RedisSuite();
             case "memory" -> new MemorySuite();
+            case "server" -> new ServerSuite();
             case "replay" -> new ReplaySuite();
             default -> throw new IllegalArgumentException("unknown suite " + name);
         };

@@ -40,6 +40,9 @@ class BenchSmokeIT {
         Path out = dir.resolve("bench-results.json");
         Path docs = dir.resolve("docs");
         BenchOptions options = BenchOptions.parse(List.of("--out", out.toString(), "--docs", docs.toString()));
+        // JMH refuses to start while another JMH holds /tmp/jmh.lock (someone benchmarking on this machine); this
+        // run measures nothing that such sharing would spoil.
+        System.setProperty("jmh.ignoreLock", "true");
         ByteArrayOutputStream console = new ByteArrayOutputStream();
         ByteArrayOutputStream errors = new ByteArrayOutputStream();
 
@@ -80,35 +83,57 @@ class BenchSmokeIT {
 
         List<JsonNode> redis = measurements.stream().filter(m -> m.get("suite").asText().equals("redis")).toList();
         List<JsonNode> memory = measurements.stream().filter(m -> m.get("suite").asText().equals("memory")).toList();
-        if (LocalRedis.onPath("redis-server")) {
-            // bare Lua needs nothing from Sluice's Redis store, so it always measures
-            JsonNode bareLua = redis.stream().filter(m -> m.get("system").asText().equals("bare-lua")
-                    && m.get("mode").asText().equals("async") && m.get("keys").asInt() == 1).findFirst().orElseThrow();
-            assertThat(bareLua.get("decisions_per_s").asDouble()).isPositive();
-            assertThat(bareLua.get("redis_cmds_per_decision").asDouble()).isPositive();
-            assertThat(bareLua.get("redis_commands_per_decision").has("evalsha")).isTrue();
-            assertThat(bareLua.get("over_admitted").asLong()).isZero();
-            assertThat(bareLua.get("in_flight").asInt()).isEqualTo(4);
-            JsonNode bareLuaMemory = memory.stream().filter(m -> m.get("system").asText().equals("bare-lua"))
-                    .findFirst().orElseThrow();
-            assertThat(bareLuaMemory.get("bytes_per_key").asDouble()).isPositive();
-            assertThat(root.get("versions").get("redis").asText()).isNotBlank();
-            // Sluice's rows are measured, or say why not (an algorithm whose script has not landed)
-            for (JsonNode m : redis) {
-                if (m.get("system").asText().equals("sluice")) {
-                    assertThat(!m.get("decisions_per_s").isNull() || !m.get("note").isNull()).as("%s", m).isTrue();
-                }
-            }
-        } else {
-            assertThat(redis).singleElement().satisfies(m -> assertThat(m.get("note").asText()).contains("redis-server"));
+        // run-tests installs redis-server and wrk; without them this test fails here rather than skip
+        assertThat(LocalRedis.onPath("redis-server")).as("redis-server on the PATH").isTrue();
+        assertThat(LocalRedis.onPath("wrk")).as("wrk on the PATH").isTrue();
+        JsonNode bareLua = redis.stream().filter(m -> m.get("system").asText().equals("bare-lua")
+                && m.get("mode").asText().equals("async") && m.get("keys").asInt() == 1).findFirst().orElseThrow();
+        assertThat(bareLua.get("decisions_per_s").asDouble()).isPositive();
+        assertThat(bareLua.get("redis_cmds_per_decision").asDouble()).isPositive();
+        assertThat(bareLua.get("redis_commands_per_decision").has("evalsha")).isTrue();
+        assertThat(bareLua.get("over_admitted").asLong()).isZero();
+        assertThat(bareLua.get("in_flight").asInt()).isEqualTo(4);
+        JsonNode bareLuaMemory = memory.stream().filter(m -> m.get("system").asText().equals("bare-lua"))
+                .findFirst().orElseThrow();
+        assertThat(bareLuaMemory.get("bytes_per_key").asDouble()).isPositive();
+        assertThat(root.get("versions").get("redis").asText()).isNotBlank();
+        // Sluice's rows on Redis (plain and leased token_bucket) are all measured, none over-admits
+        List<JsonNode> sluiceOnRedis = redis.stream().filter(m -> m.get("system").asText().equals("sluice")
+                && !m.get("variant").asText().equals("redis-benchmark")).toList();
+        assertThat(sluiceOnRedis).extracting(m -> m.get("variant").asText()).contains("plain", "leased");
+        for (JsonNode m : sluiceOnRedis) {
+            assertThat(m.get("note").isNull()).as("note of %s", m).isTrue();
+            assertThat(m.get("decisions_per_s").asDouble()).as("%s", m).isPositive();
+            assertThat(m.get("over_admitted").asLong()).as("%s", m).isZero();
         }
+
+        // server: sluice serve under wrk (run-tests installs wrk), memory store 2 rows, Redis 3 (plain x 2, leased)
+        List<JsonNode> server = measurements.stream().filter(m -> m.get("suite").asText().equals("server")).toList();
+        assertThat(server).extracting(m -> m.get("variant").asText() + "/" + m.get("keys").asInt())
+                .containsExactly("memory/1", "memory/50", "redis/1", "redis/50", "redis/leased/1");
+        for (JsonNode m : server) {
+            assertThat(m.get("note").isNull()).as("note of %s", m).isTrue();
+            assertThat(m.get("decisions_per_s").asDouble()).as("%s", m).isPositive();
+            assertThat(m.get("p99_us").asDouble()).as("%s", m).isGreaterThanOrEqualTo(m.get("p50_us").asDouble());
+            assertThat(m.get("over_admitted").asLong()).as("%s", m).isZero();
+            assertThat(m.get("in_flight").asInt()).isEqualTo(4);
+            if (m.get("variant").asText().startsWith("redis")) {
+                assertThat(m.get("redis_commands_per_decision").has("evalsha")).as("%s", m).isTrue();
+            } else {
+                assertThat(m.get("redis_cpu_us_per_decision").isNull()).isTrue();
+            }
+        }
+        assertThat(root.get("versions").get("wrk").asText()).startsWith("wrk");
+        // 4 connections on 50 keys, each key's bucket holding 100: nothing is rejected
+        assertThat(server.get(1).get("admitted_fraction").asDouble()).isEqualTo(1.0);
 
         List<JsonNode> replay = measurements.stream().filter(m -> m.get("suite").asText().equals("replay")).toList();
         assertThat(replay).singleElement().satisfies(m ->
                 assertThat(!m.get("decisions_per_s").isNull() || !m.get("note").isNull()).isTrue());
 
-        assertThat(docs.resolve("benchmarks.md")).content().contains("# Benchmarks", "## Targets", "## Local");
-        for (String chart : List.of("local-always-granted.png", "local-mostly-rejected.png")) {
+        assertThat(docs.resolve("benchmarks.md")).content().contains("# Benchmarks", "## Targets", "## Local",
+                "## Server");
+        for (String chart : List.of("local-always-granted.png", "local-mostly-rejected.png", "server.png")) {
             byte[] png = Files.readAllBytes(docs.resolve("bench").resolve(chart));
             assertThat(png).startsWith((byte) 0x89, (byte) 'P', (byte) 'N', (byte) 'G');
         }

@@ -232,7 +232,8 @@ public final class RedisSuite implements Suite {
                 .variant("sluice".equals(entry.system()) ? "plain" : null).note(note).build();
     }
 
-    static double median(List<Double> values) {
+    /** The median of the values that are numbers (NaN when none is). */
+    public static double median(List<Double> values) {
         List<Double> sorted = values.stream().filter(v -> !Double.isNaN(v)).sorted().toList();
         if (sorted.isEmpty()) {
             return Double.NaN;

@@ -48,6 +48,7 @@ public final class MarkdownReport {
         local(chartDir);
         redis(chartDir);
         memory(chartDir);
+        server(chartDir);
         replay();
         notes();
         Path file = docsDir.resolve("benchmarks.md");
@@ -325,6 +326,53 @@ public final class MarkdownReport {
             }
             line();
         }
+    }
+
+    private void server(Path chartDir) throws IOException {
+        List<Measurement> server = rows.where(m -> "server".equals(m.suite()) && m.measured());
+        if (server.isEmpty()) {
+            return;
+        }
+        line("## Server: `sluice serve` under HTTP load");
+        line();
+        line("`sluice serve` in its own JVM, as a user starts it, answering `POST /v1/check` (JSON) from "
+                + "[wrk](https://github.com/wg/wrk) (one thread, as many connections as the Redis tables' largest "
+                + "number in flight) on this same machine, on the in-memory store and on the run's redis-server. The "
+                + "limit is the Redis tables' (token_bucket, 1,000 per second per key, bursts of 100): the hot key is "
+                + "mostly rejected (429), each of the many keys admitted. Each server is warmed up, then each row "
+                + "has a warm-up of its own and several measured runs on fresh keys: decisions/s and latencies are "
+                + "medians of the runs, *over-admitted* counts admissions beyond burst + rate × each run's length. "
+                + "*library, same load* is the Redis table's Sluice row for the same algorithm, mode, keys and "
+                + "requests in flight (async), made in process: the difference is what HTTP, JSON and the server "
+                + "cost. Source: `sluice-bench/src/main/java/io/sluice/bench/server/`.");
+        line();
+        DefaultCategoryDataset data = new DefaultCategoryDataset();
+        for (Measurement m : server) {
+            data.addValue(m.decisionsPerS(), "sluice serve",
+                    m.variant() + ", " + (m.keys() == 1 ? "hot key" : String.format(Locale.ROOT, "%,d keys", m.keys())));
+        }
+        Charts.bars(chartDir.resolve("server.png"), "sluice serve, POST /v1/check (higher is better)", null,
+                "decisions per second", data, false, 900, 80 + 40 * server.size());
+        line("![decisions per second, sluice serve](bench/server.png)");
+        line();
+        line("| store | keys | connections | decisions/s | p50 µs | p99 µs | admitted | over-admitted | "
+                + "Redis CPU µs/decision | Redis commands/decision | library, same load | server ÷ library |");
+        line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        for (Measurement m : server) {
+            String libraryVariant = m.variant().endsWith("/leased") ? "leased" : "plain";
+            Optional<Measurement> library = m.variant().startsWith("redis")
+                    ? rows.find("redis", "sluice", m.algorithm(), "async", m.keys(), null, m.inFlight(), libraryVariant)
+                    : Optional.empty();
+            Double ratio = library.map(l -> m.decisionsPerS() / l.decisionsPerS()).orElse(null);
+            line("| " + m.variant() + " | " + Format.count((double) m.keys()) + " | " + m.inFlight() + " | "
+                    + Format.count(m.decisionsPerS()) + " | " + Format.decimal(m.p50Us(), 0) + " | "
+                    + Format.decimal(m.p99Us(), 0) + " | " + Format.percent(m.admittedFraction()) + " | "
+                    + Format.count(m.overAdmitted()) + " | " + Format.decimal(m.redisCpuUsPerDecision(), 1) + " | "
+                    + Format.decimal(m.redisCmdsPerDecision(), 1) + " | "
+                    + Format.count(library.map(Measurement::decisionsPerS).orElse(null)) + " | "
+                    + Format.ratio(ratio) + " |");
+        }
+        line();
     }
 
     private void replay() {

@@ -1,0 +1,208 @@
+package io.sluice.bench.server;
+
+import io.sluice.bench.BenchContext;
+import io.sluice.bench.Measurement;
+import io.sluice.bench.Profile;
+import io.sluice.bench.Suite;
+import io.sluice.bench.redis.LocalRedis;
+import io.sluice.bench.redis.RedisLimits;
+import io.sluice.bench.redis.RedisStats;
+import io.sluice.bench.redis.RedisSuite;
+import io.sluice.bench.redis.RespClient;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The server suite: {@code sluice serve} answering {@code POST /v1/check} under load from wrk, on the in-memory
+ * store and on the run's redis-server, for one hot key and for many keys. The limit is the Redis suite's
+ * ({@link RedisLimits#LOAD}: token_bucket, 1,000 per second, bursts of 100), so a hot key is mostly rejected
+ * (429) and each of many keys admitted, and the rows sit beside the library's rows of the same run.
+ *
+ * <p>Per server: a warm-up at full load (the server is a fresh JVM), then per row a short warm-up of its own
+ * and {@link Profile#redisRuns()} measured runs, each on fresh keys so that every run can be checked against
+ * the limit on its own: admissions beyond burst + rate × the run's length are over-admissions. On Redis, a
+ * row also reports Redis CPU and commands per decision (INFO deltas over its measured runs). The load is one
+ * wrk thread with as many connections as the Redis suite's largest number in flight.
+ */
+public final class ServerSuite implements Suite {
+    private static final String ALGORITHM = "token_bucket";
+
+    @Override
+    public String name() {
+        return "server";
+    }
+
+    /** A row's shape: the store, the rule (the mode is the rule's), and how many keys the load cycles through. */
+    private record Shape(String store, String rule, String variant, int keys) {}
+
+    @Override
+    public List<Measurement> run(BenchContext context) throws Exception {
+        Path dir = Files.createDirectories(context.logDir().resolve("server"));
+        Wrk wrk = Wrk.find(dir);
+        if (wrk == null) {
+            return List.of(Measurement.of(name(), "sluice").algorithm(ALGORITHM)
+                    .note("skipped: wrk is not on the PATH (Debian package wrk)").build());
+        }
+        context.programVersion("wrk", wrk.version());
+        Path rules = writeRules(dir.resolve("rules.yaml"));
+        Profile profile = context.profile();
+        int many = profile.manyKeys();
+        List<Measurement> rows = new ArrayList<>();
+        if (context.selected("sluice", ALGORITHM + "/memory")) {
+            rows.addAll(server(context, wrk, dir, rules, "memory", null, List.of(
+                    new Shape("memory", "bench", "memory", 1),
+                    new Shape("memory", "bench", "memory", many))));
+        }
+        if (context.selected("sluice", ALGORITHM + "/redis")) {
+            if (!LocalRedis.onPath("redis-server")) {
+                rows.add(Measurement.of(name(), "sluice").variant("redis").algorithm(ALGORITHM)
+                        .note("skipped: redis-server is not on the PATH").build());
+            } else {
+                LocalRedis redis = context.redis();
+                try (RespClient admin = redis.admin()) {
+                    context.programVersion("redis", RedisStats.version(admin));
+                    rows.addAll(server(context, wrk, dir, rules, redis.uri(), admin, List.of(
+                            new Shape("redis", "bench", "redis", 1),
+                            new Shape("redis", "bench", "redis", many),
+                            new Shape("redis", "bench_leased", "redis/leased", 1))));
+                }
+            }
+        }
+        return rows;
+    }
+
+    /** One server on {@code store}, warmed up, then each shape's row. */
+    private List<Measurement> server(BenchContext context, Wrk wrk, Path dir, Path rules, String store,
+                                     RespClient admin, List<Shape> shapes) throws Exception {
+        Profile profile = context.profile();
+        int connections = Collections.max(profile.inFlights());
+        String storeName = shapes.get(0).store();
+        List<Measurement> rows = new ArrayList<>();
+        if (admin != null) {
+            admin.call("FLUSHALL");
+        }
+        ServeProcess server;
+        try {
+            server = ServeProcess.start(dir, storeName, rules, store);
+        } catch (IllegalStateException e) {
+            for (Shape shape : shapes) {
+                rows.add(row(shape, connections).note("could not start: " + e.getMessage()).build());
+            }
+            return rows;
+        }
+        try (server) {
+            context.progress().say("  server on %s at %s", storeName, server.baseUrl());
+            // The JIT compiles the request path during this; a second of it per row is not enough.
+            wrk.run(server.baseUrl(), connections, serverWarmupSeconds(profile), "bench", profile.manyKeys(), "warm");
+            for (Shape shape : shapes) {
+                Measurement row = measure(context, wrk, server, admin, shape, connections);
+                rows.add(row);
+                context.progress().say("  server %-14s %6d keys %3d connections %,12.0f decisions/s p50 %8.0f us"
+                                + " p99 %8.0f us%s", shape.variant(), shape.keys(), connections,
+                        orNaN(row.decisionsPerS()), orNaN(row.p50Us()), orNaN(row.p99Us()),
+                        row.note() == null ? "" : " (" + row.note() + ")");
+            }
+        }
+        return rows;
+    }
+
+    private Measurement measure(BenchContext context, Wrk wrk, ServeProcess server, RespClient admin, Shape shape,
+                                int connections) throws Exception {
+        Profile profile = context.profile();
+        Measurement.Builder row = row(shape, connections);
+        String url = server.baseUrl();
+        String rowName = shape.variant().replace('/', '-') + "-" + shape.keys();
+        try {
+            wrk.run(url, connections, 1, shape.rule(), shape.keys(), rowName + "-warm");
+            List<Double> rates = new ArrayList<>();
+            List<Double> p50s = new ArrayList<>();
+            List<Double> p99s = new ArrayList<>();
+            long requests = 0;
+            long admitted = 0;
+            long overAdmitted = 0;
+            long other = 0;
+            long socketErrors = 0;
+            RedisStats before = admin == null ? null : RedisStats.take(admin);
+            for (int run = 0; run < profile.redisRuns(); run++) {
+                Wrk.Result result = wrk.run(url, connections, runSeconds(profile), shape.rule(), shape.keys(),
+                        rowName + "-run" + run);
+                rates.add(result.perSecond());
+                p50s.add(result.p50Us());
+                p99s.add(result.p99Us());
+                requests += result.requests();
+                admitted += result.admitted();
+                other += result.other();
+                socketErrors += result.socketErrors();
+                // Fresh keys each run: every key starts with a full bucket, so the run alone bounds them.
+                long keysTouched = Math.min(shape.keys(), result.requests());
+                long bound = keysTouched * RedisLimits.LOAD.bucketBound(RedisLimits.LOAD.burst(),
+                        (long) Math.ceil(result.seconds() * 1e6));
+                overAdmitted += Math.max(0, result.admitted() - bound);
+            }
+            if (requests == 0) {
+                return row.note("no answers: " + socketErrors + " socket errors").build();
+            }
+            row.decisionsPerS(RedisSuite.median(rates))
+                    .latencyUs(RedisSuite.median(p50s), RedisSuite.median(p99s))
+                    .admittedFraction((double) admitted / requests)
+                    .overAdmitted(overAdmitted)
+                    .runs(profile.redisRuns());
+            if (admin != null) {
+                RedisStats after = RedisStats.take(admin);
+                Map<String, Double> commands = after.commandsPerDecision(before, requests);
+                row.redisCpuUsPerDecision(after.cpuMicrosPerDecision(before, requests))
+                        .redisCommands(commands.values().stream().mapToDouble(Double::doubleValue).sum(), commands);
+            }
+            if (other > 0 || socketErrors > 0) {
+                row.note(other + " answers neither 200 nor 429, " + socketErrors + " socket errors (wrk logs in "
+                        + context.logDir().resolve("server") + ")");
+            }
+        } catch (IllegalStateException e) {
+            row.note("failed: " + e.getMessage());
+        }
+        return row.build();
+    }
+
+    private Measurement.Builder row(Shape shape, int connections) {
+        RedisLimits limit = RedisLimits.LOAD;
+        return Measurement.of(name(), "sluice").variant(shape.variant()).mode("http")
+                .algorithm(ALGORITHM).config(limit.describe(ALGORITHM) + "; POST /v1/check, JSON")
+                .keys(shape.keys()).threads(1).inFlight(connections);
+    }
+
+    /** The warm-up of a new server: five times the Redis suite's warm-up, at least a second (wrk counts seconds). */
+    static int serverWarmupSeconds(Profile profile) {
+        return Math.max(1, profile.redisWarmupMillis() * 5 / 1000);
+    }
+
+    /** One measured run: twice the Redis suite's, in whole seconds, at least one. */
+    static int runSeconds(Profile profile) {
+        return Math.max(1, profile.redisRunMillis() * 2 / 1000);
+    }
+
+    /** The rules the server enforces: the Redis suite's limit, exactly and leased. */
+    static Path writeRules(Path file) throws IOException {
+        RedisLimits limit = RedisLimits.LOAD;
+        String bucket = "{algorithm: token_bucket, capacity: " + limit.burst() + ", refill_tokens: " + limit.rate()
+                + ", refill_period: " + limit.period().toMillis() + "ms}";
+        Files.writeString(file, String.join("\n",
+                "# sluice bench: the server suite's rules (RedisLimits.LOAD)",
+                "limits:",
+                "  per_key: " + bucket,
+                "rules:",
+                "  bench: {limits: [per_key]}",
+                "  bench_leased: {limits: [per_key], mode: leased}",
+                ""), StandardCharsets.UTF_8);
+        return file;
+    }
+
+    private static double orNaN(Double value) {
+        return value == null ? Double.NaN : value;
+    }
+}
