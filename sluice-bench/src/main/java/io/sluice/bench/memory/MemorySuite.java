@@ -14,8 +14,8 @@ import io.sluice.bench.redis.LocalRedis;
 import io.sluice.bench.redis.RedisContender;
 import io.sluice.bench.redis.RedisLimits;
 import io.sluice.bench.redis.RedisSuite;
-import io.sluice.bench.redis.RespClient;
 import io.sluice.redis.RedisStore;
+import io.sluice.testkit.redis.RespConnection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -60,7 +60,7 @@ public final class MemorySuite implements Suite {
         Profile profile = context.profile();
         LocalRedis redis = context.redis();
         List<Measurement> rows = new ArrayList<>();
-        try (RespClient admin = redis.admin()) {
+        try (RespConnection admin = redis.admin()) {
             List<String> peers = profile.redisPeers().stream()
                     .filter(p -> !p.equals("bucket4j-batch"))   // the same state as bucket4j
                     .toList();
@@ -87,7 +87,7 @@ public final class MemorySuite implements Suite {
         return rows;
     }
 
-    private static Measurement perKey(RespClient admin, RedisSuite.Entry entry, int keyCount) throws Exception {
+    private static Measurement perKey(RespConnection admin, RedisSuite.Entry entry, int keyCount) throws Exception {
         Measurement.Builder row = Measurement.of("memory", entry.system())
                 .variant("sluice".equals(entry.system()) ? "plain" : null)
                 .mode("one_request_per_key").algorithm(entry.algorithm()).keys(keyCount);
@@ -142,7 +142,7 @@ public final class MemorySuite implements Suite {
      * Sluice's {@code limit} (36,000 per hour) driven at 10 requests per second for a whole hour on a virtual
      * clock, for {@code keyCount} keys, then the MEMORY USAGE per key.
      */
-    private static Measurement wholeHour(LocalRedis redis, RespClient admin, Limit limit, int keyCount)
+    private static Measurement wholeHour(LocalRedis redis, RespConnection admin, Limit limit, int keyCount)
             throws Exception {
         Measurement.Builder row = Measurement.of("memory", "sluice").variant("plain").mode("log_1h_10rps")
                 .algorithm(limit.algorithm()).keys(keyCount)
@@ -195,7 +195,7 @@ public final class MemorySuite implements Suite {
         }
     }
 
-    private static long usedMemory(RespClient admin) {
+    private static long usedMemory(RespConnection admin) {
         String info = (String) admin.call("INFO", "memory");
         for (String line : info.split("\r\n")) {
             if (line.startsWith("used_memory:")) {
@@ -210,7 +210,7 @@ public final class MemorySuite implements Suite {
      * a second or two anyway) are deleted instead, so that used_memory afterwards counts state only; waiting for
      * them to expire would cost the same seconds per row.
      */
-    private static long stateMemoryUsage(RespClient admin) {
+    private static long stateMemoryUsage(RespConnection admin) {
         List<String> keys = new ArrayList<>();
         String cursor = "0";
         do {

@@ -1,7 +1,9 @@
 package io.sluice.bench.redis;
 
 import io.sluice.testkit.redis.RedisServer;
+import io.sluice.testkit.redis.RespConnection;
 import java.io.File;
+import java.time.Duration;
 
 /**
  * The {@code redis-server} the Redis suites measure against: the testkit's {@link RedisServer}, a child process
@@ -57,8 +59,8 @@ public final class LocalRedis implements AutoCloseable {
     }
 
     /** A new admin connection; the caller closes it. */
-    public RespClient admin() {
-        return RespClient.connect(HOST, port(), 60_000);
+    public RespConnection admin() {
+        return RespConnection.open(HOST, port(), Duration.ofSeconds(60));
     }
 
     /** Stops the server and deletes its directory. */

@@ -4,10 +4,12 @@ import io.sluice.bench.BenchContext;
 import io.sluice.bench.Measurement;
 import io.sluice.bench.Profile;
 import io.sluice.redis.RedisStore;
+import io.sluice.testkit.redis.RespConnection;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -24,7 +26,7 @@ final class RedisBenchmarkCeiling {
 
     private static final String PLACEHOLDER = "__rand_int__";
 
-    List<Measurement> run(BenchContext context, LocalRedis redis, RespClient admin) throws Exception {
+    List<Measurement> run(BenchContext context, LocalRedis redis, RespConnection admin) throws Exception {
         Profile profile = context.profile();
         String executable = LocalRedis.find("redis-benchmark");
         if (executable == null) {
@@ -61,18 +63,18 @@ final class RedisBenchmarkCeiling {
     }
 
     /** Two EVALSHA calls of Sluice for the hot key, as MONITOR shows them, merged into one template. */
-    private static List<String> capture(LocalRedis redis, RespClient admin, String algorithm) {
+    private static List<String> capture(LocalRedis redis, RespConnection admin, String algorithm) {
         admin.call("FLUSHALL");
         List<List<String>> calls = new ArrayList<>();
         try (SluiceContender sluice = new SluiceContender(redis.uri(), algorithm, RedisLimits.LOAD,
                      RedisStore.Builder.DEFAULT_TIMEOUT);
-             RespClient monitor = RespClient.connect(LocalRedis.HOST, redis.port(), 10_000)) {
+             RespConnection monitor = RespConnection.open(LocalRedis.HOST, redis.port(), Duration.ofSeconds(10))) {
             sluice.tryAcquire(RedisSuite.HOT_KEY);   // loads the script before MONITOR starts
             monitor.call("MONITOR");
             sluice.tryAcquire(RedisSuite.HOT_KEY);
             sluice.tryAcquire(RedisSuite.HOT_KEY);
             while (calls.size() < 2) {
-                String line = (String) monitor.read();
+                String line = (String) monitor.readReply();
                 List<String> args = parseMonitorLine(line);
                 // Commands a script runs show up as "[0 lua]"; the client's own call is what is wanted.
                 if (!args.isEmpty() && args.get(0).equalsIgnoreCase("evalsha") && !line.contains(" lua]")) {
@@ -160,7 +162,7 @@ final class RedisBenchmarkCeiling {
         return words;
     }
 
-    private static Measurement measure(BenchContext context, String executable, LocalRedis redis, RespClient admin,
+    private static Measurement measure(BenchContext context, String executable, LocalRedis redis, RespConnection admin,
                                        String algorithm, List<String> template, int keys, int clients)
             throws IOException, InterruptedException {
         admin.call("FLUSHALL");

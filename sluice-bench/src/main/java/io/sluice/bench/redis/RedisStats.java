@@ -1,5 +1,6 @@
 package io.sluice.bench.redis;
 
+import io.sluice.testkit.redis.RespConnection;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
@@ -21,7 +22,7 @@ public record RedisStats(double cpuSeconds, Map<String, Long> calls, long failed
             "client|setinfo", "client|setname", "hello", "select");
 
     /** Takes a snapshot over {@code admin}. */
-    public static RedisStats take(RespClient admin) {
+    public static RedisStats take(RespConnection admin) {
         String info = (String) admin.call("INFO", "everything");
         double cpu = 0;
         Map<String, Long> calls = new HashMap<>();
@@ -45,7 +46,7 @@ public record RedisStats(double cpuSeconds, Map<String, Long> calls, long failed
     }
 
     /** Redis's version (INFO SERVER redis_version). */
-    public static String version(RespClient admin) {
+    public static String version(RespConnection admin) {
         String info = (String) admin.call("INFO", "server");
         for (String line : info.split("\r\n")) {
             if (line.startsWith("redis_version:")) {

@@ -5,6 +5,7 @@ import io.sluice.bench.Measurement;
 import io.sluice.bench.Profile;
 import io.sluice.bench.Suite;
 import io.sluice.redis.RedisStore;
+import io.sluice.testkit.redis.RespConnection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -41,7 +42,7 @@ public final class RedisSuite implements Suite {
         LocalRedis redis = context.redis();
         String uri = redis.uri();
         List<Measurement> rows = new ArrayList<>();
-        try (RespClient admin = redis.admin()) {
+        try (RespConnection admin = redis.admin()) {
             context.programVersion("redis", RedisStats.version(admin));
             // The store's default timeout, as users get it: under overload its errors are part of the result.
             List<Entry> entries = entries(uri, profile.redisSluiceAlgorithms(), profile.redisSluiceModes(),
@@ -93,7 +94,7 @@ public final class RedisSuite implements Suite {
     }
 
     /** Builds and tries the contender; null (and a row saying why) when it cannot decide. */
-    private static RedisContender open(BenchContext context, RespClient admin, Entry entry, List<Measurement> rows) {
+    private static RedisContender open(BenchContext context, RespConnection admin, Entry entry, List<Measurement> rows) {
         RedisContender contender;
         try {
             contender = entry.factory().get();
@@ -166,7 +167,7 @@ public final class RedisSuite implements Suite {
         return Collections.unmodifiableList(keys);
     }
 
-    private static Measurement measureRow(BenchContext context, RespClient admin, RedisContender contender,
+    private static Measurement measureRow(BenchContext context, RespConnection admin, RedisContender contender,
                                           List<String> keys, boolean async, int inFlight) throws Exception {
         Profile profile = context.profile();
         admin.call("FLUSHALL");
@@ -218,7 +219,11 @@ public final class RedisSuite implements Suite {
                         .runs(profile.redisRuns());
             }
             long failedInRedis = lastStats.failedCalls() - firstStats.failedCalls();
-            if (driver.errors() > 0) {
+            if (measured == 0 && driver.errors() == 0) {
+                // A cold client on a loaded machine can spend a short profile's whole run on its first calls.
+                row.note("no decision completed during the measured runs (" + driver.decisions()
+                        + " in all, warm-up included)");
+            } else if (driver.errors() > 0) {
                 row.note(driver.errors() + " errors, first: " + message(driver.firstError()));
             } else if (failedInRedis > 0) {
                 row.note(failedInRedis + " commands failed in Redis");

@@ -8,7 +8,7 @@ import io.sluice.bench.redis.LocalRedis;
 import io.sluice.bench.redis.RedisLimits;
 import io.sluice.bench.redis.RedisStats;
 import io.sluice.bench.redis.RedisSuite;
-import io.sluice.bench.redis.RespClient;
+import io.sluice.testkit.redis.RespConnection;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -65,7 +65,7 @@ public final class ServerSuite implements Suite {
                         .note("skipped: redis-server is not on the PATH").build());
             } else {
                 LocalRedis redis = context.redis();
-                try (RespClient admin = redis.admin()) {
+                try (RespConnection admin = redis.admin()) {
                     context.programVersion("redis", RedisStats.version(admin));
                     rows.addAll(server(context, wrk, dir, rules, redis.uri(), admin, List.of(
                             new Shape("redis", "bench", "redis", 1),
@@ -79,7 +79,7 @@ public final class ServerSuite implements Suite {
 
     /** One server on {@code store}, warmed up, then each shape's row. */
     private List<Measurement> server(BenchContext context, Wrk wrk, Path dir, Path rules, String store,
-                                     RespClient admin, List<Shape> shapes) throws Exception {
+                                     RespConnection admin, List<Shape> shapes) throws Exception {
         Profile profile = context.profile();
         int connections = Collections.max(profile.inFlights());
         String storeName = shapes.get(0).store();
@@ -112,7 +112,7 @@ public final class ServerSuite implements Suite {
         return rows;
     }
 
-    private Measurement measure(BenchContext context, Wrk wrk, ServeProcess server, RespClient admin, Shape shape,
+    private Measurement measure(BenchContext context, Wrk wrk, ServeProcess server, RespConnection admin, Shape shape,
                                 int connections) throws Exception {
         Profile profile = context.profile();
         Measurement.Builder row = row(shape, connections);

@@ -16,7 +16,8 @@ import java.util.List;
 
 /**
  * A minimal RESP2 client over a plain socket, so the test servers need no Redis client library: enough to
- * PING, SHUTDOWN, read CLUSTER INFO and inspect keys from tests. Replies map to {@link String} (simple and bulk
+ * PING, SHUTDOWN, read CLUSTER INFO and inspect keys from tests, and the benchmarks' INFO, MEMORY USAGE and
+ * MONITOR. Replies map to {@link String} (simple and bulk
  * strings; {@code null} for a nil bulk), {@link Long} (integers) and {@link List} (arrays); an error reply
  * throws {@link RespError}. Not thread-safe: one connection per thread.
  */
@@ -58,6 +59,19 @@ public final class RespConnection implements AutoCloseable {
             return read();
         } catch (IOException e) {
             throw new UncheckedIOException("redis command " + args[0] + " failed", e);
+        }
+    }
+
+    /**
+     * Reads the next reply: after {@link #send} (pipelining), or the next line of MONITOR.
+     *
+     * @throws RespError for an error reply
+     */
+    public Object readReply() {
+        try {
+            return read();
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading a redis reply failed", e);
         }
     }
 
