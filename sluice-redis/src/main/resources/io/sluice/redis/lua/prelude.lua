@@ -43,7 +43,7 @@
 -- (rehashes) the table: that costs a few thousand instructions per call otherwise. The helpers only some
 -- algorithms or only writes need are built on first use (see "Built on first use" at the end of this file).
 local sluice = { FOREVER = false, algorithm = false, arg_int = false, words = false, fmt_int = false,
-                 floor_div = false, ceil_div = false, allow = false, reject = false, arg_b36 = false,
+                 floor_div = false, ceil_div = false, allow = false, reject = false,
                  decode_state = false, load_value = false, server_now = false, settle = false, call_time = false }
 local ALG = {}
 
@@ -73,30 +73,25 @@ function sluice.arg_int(s)
   return x
 end
 
--- The pattern that splits a string of n words (1 to 6) separated by single spaces in ONE string.match call
--- (string.gmatch calls back into C once per word, which costs more than the rest of a limit's parse). Constant
--- strings in a function: a table of them would be built on every call.
-local function words_pattern(n)
-  if n == 1 then
-    return "^(%S+)$"
-  elseif n == 2 then
-    return "^(%S+) (%S+)$"
-  elseif n == 3 then
-    return "^(%S+) (%S+) (%S+)$"
-  elseif n == 4 then
-    return "^(%S+) (%S+) (%S+) (%S+)$"
-  elseif n == 5 then
-    return "^(%S+) (%S+) (%S+) (%S+) (%S+)$"
-  elseif n == 6 then
-    return "^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$"
-  end
-  return nil
-end
-
 --- The words of a space-separated string, as a list.
 function sluice.words(s)
+  -- The pattern for n words (1 to 6) separated by single spaces, to split them in ONE string.match call
+  -- (string.gmatch calls back into C once per word, which costs more than the rest of a limit's parse).
   local _, spaces = string.gsub(s, " ", " ")
-  local pattern = words_pattern(spaces + 1)
+  local pattern = nil
+  if spaces == 4 then
+    pattern = "^(%S+) (%S+) (%S+) (%S+) (%S+)$"
+  elseif spaces == 3 then
+    pattern = "^(%S+) (%S+) (%S+) (%S+)$"
+  elseif spaces == 2 then
+    pattern = "^(%S+) (%S+) (%S+)$"
+  elseif spaces == 1 then
+    pattern = "^(%S+) (%S+)$"
+  elseif spaces == 0 then
+    pattern = "^(%S+)$"
+  elseif spaces == 5 then
+    pattern = "^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$"
+  end
   if pattern ~= nil then
     local out = { string.match(s, pattern) }
     if out[1] ~= nil then
@@ -223,79 +218,9 @@ local function b36_value(sign, digits)
   return x
 end
 
---- Reads fmt_b36: exact up to 2^53 (and for every value fmt_b36 wrote); Long.MAX_VALUE is math.huge.
-function sluice.arg_b36(s)
-  local sign, digits = string.match(s, "^(%-?)([0-9a-z]+)$")
-  if digits == nil then
-    error("sluice: expected a base-36 integer, got '" .. tostring(s) .. "'")
-  end
-  return b36_value(sign, digits)
-end
-
-local function decode(kind, s)
-  if kind == "int" then
-    return sluice.arg_b36(s)
-  elseif kind == "num" then
-    return sluice.arg_num(s)
-  elseif kind == "ints" then
-    -- A log can hold thousands of integers: one C call to find each and one to read it, as arg_b36 does, and a
-    -- check that nothing but the integers and one comma between each two was skipped.
-    local out, k, length = {}, 0, 0
-    for sign, digits in string.gmatch(s, "(%-?)([0-9a-z]+)") do
-      local x = tonumber(digits, 36)
-      if x >= TWO_63 then
-        if sign == "-" then
-          error("sluice: expected a base-36 integer, got '" .. sign .. digits .. "'")
-        end
-        x = math.huge
-      elseif sign == "-" then
-        x = -x
-      end
-      k = k + 1
-      out[k] = x
-      length = length + #sign + #digits
-    end
-    local _, commas = string.gsub(s, ",", ",")
-    if (k == 0 and s ~= "") or (k > 0 and (commas ~= k - 1 or length + commas ~= #s)) then
-      error("sluice: expected base-36 integers separated by commas, got '" .. s .. "'")
-    end
-    return out
-  end
-  error("sluice: unknown field kind '" .. tostring(kind) .. "'")
-end
-
---- The pieces of s between the separators sep (a plain string), empty pieces included.
-local function split(s, sep)
-  local out = {}
-  local from = 1
-  while true do
-    local at = string.find(s, sep, from, true)
-    if at == nil then
-      out[#out + 1] = string.sub(s, from)
-      return out
-    end
-    out[#out + 1] = string.sub(s, from, at - 1)
-    from = at + 1
-  end
-end
-
 -- A stored value of a fingerprint and two or three base-36 integers, each as its sign and its digits.
 local INTS_2 = "^([^|]*)|(%-?)([0-9a-z]+)|(%-?)([0-9a-z]+)$"
 local INTS_3 = "^([^|]*)|(%-?)([0-9a-z]+)|(%-?)([0-9a-z]+)|(%-?)([0-9a-z]+)$"
-
--- The pattern that splits a stored value of a fingerprint and n fields (1 to 4) in ONE string.match call.
-local function fields_pattern(n)
-  if n == 1 then
-    return "^([^|]*)|([^|]*)$"
-  elseif n == 2 then
-    return "^([^|]*)|([^|]*)|([^|]*)$"
-  elseif n == 3 then
-    return "^([^|]*)|([^|]*)|([^|]*)|([^|]*)$"
-  elseif n == 4 then
-    return "^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$"
-  end
-  return nil
-end
 
 --- Reads encode_state: the state (nil when the value has another number of fields: a State record that
 --- gained or lost a component) and the fingerprint it was written under.
@@ -322,25 +247,7 @@ function sluice.decode_state(value, fields)
       end
     end
   end
-  local parts
-  local pattern = fields_pattern(n)
-  if pattern ~= nil then
-    parts = { string.match(value, pattern) }
-    if parts[1] == nil then
-      return nil, string.match(value, "^[^|]*")
-    end
-  else
-    parts = split(value, "|")
-    if #parts ~= n + 1 then
-      return nil, parts[1]
-    end
-  end
-  local state = {}
-  for i = 1, n do
-    local field = fields[i]
-    state[field[1]] = decode(field[2], parts[i + 1])
-  end
-  return state, parts[1]
+  return sluice.decode_fields(value, fields)
 end
 
 --- Reads a state stored by save_value. Returns the state (nil when absent or unreadable), the fingerprint it
@@ -437,10 +344,10 @@ setmetatable(sluice, { __index = function(helpers, name)
       return r
     end
 
-    --- Java's Arith.addSat for integers a, b in [-2^53, 2^53] (or one of them +-math.huge, Java's saturated values): exact
-    --- when the sum is in [-2^53, 2^53]. Beyond that no double is exact; the result is then a double beyond the
-    --- same bound and never the bound itself (2^53 + 1 would round to 2^53, ties to even), so it compares with
-    --- any exact bound within the clock as the true sum does. From 2^63 on (Java saturates) it is math.huge.
+    --- Java's Arith.addSat for integers a, b in [-2^53, 2^53] (or one of them +-math.huge, Java's saturated values):
+    --- exact when the sum is in [-2^53, 2^53]. Beyond that no double is exact; the result is then a double beyond the
+    --- same bound and never the bound itself (2^53 + 1 would round to 2^53, ties to even), so it compares with any
+    --- exact bound within the clock as the true sum does. From 2^63 on (Java saturates) it is math.huge.
     function sluice.add_sat(a, b)
       local r = a + b
       if r >= TWO_63 then
@@ -593,7 +500,102 @@ setmetatable(sluice, { __index = function(helpers, name)
     function sluice.fmt_num(x)
       return string.format("%.17g", x)
     end
-  elseif name == "fmt_b36" or name == "fmt_short" or name == "encode_state" or name == "save_value" or name == "expire" or name == "store_limit" then
+  elseif name == "arg_b36" or name == "decode_fields" then
+    --- Reads fmt_b36: exact up to 2^53 (and for every value fmt_b36 wrote); Long.MAX_VALUE is math.huge.
+    function sluice.arg_b36(s)
+      local sign, digits = string.match(s, "^(%-?)([0-9a-z]+)$")
+      if digits == nil then
+        error("sluice: expected a base-36 integer, got '" .. tostring(s) .. "'")
+      end
+      return b36_value(sign, digits)
+    end
+
+    local function decode(kind, s)
+      if kind == "int" then
+        return sluice.arg_b36(s)
+      elseif kind == "num" then
+        return sluice.arg_num(s)
+      elseif kind == "ints" then
+        -- A log can hold thousands of integers: one C call to find each and one to read it, as arg_b36 does, and a
+        -- check that nothing but the integers and one comma between each two was skipped.
+        local out, k, length = {}, 0, 0
+        for sign, digits in string.gmatch(s, "(%-?)([0-9a-z]+)") do
+          local x = tonumber(digits, 36)
+          if x >= TWO_63 then
+            if sign == "-" then
+              error("sluice: expected a base-36 integer, got '" .. sign .. digits .. "'")
+            end
+            x = math.huge
+          elseif sign == "-" then
+            x = -x
+          end
+          k = k + 1
+          out[k] = x
+          length = length + #sign + #digits
+        end
+        local _, commas = string.gsub(s, ",", ",")
+        if (k == 0 and s ~= "") or (k > 0 and (commas ~= k - 1 or length + commas ~= #s)) then
+          error("sluice: expected base-36 integers separated by commas, got '" .. s .. "'")
+        end
+        return out
+      end
+      error("sluice: unknown field kind '" .. tostring(kind) .. "'")
+    end
+
+    --- The pieces of s between the separators sep (a plain string), empty pieces included.
+    local function split(s, sep)
+      local out = {}
+      local from = 1
+      while true do
+        local at = string.find(s, sep, from, true)
+        if at == nil then
+          out[#out + 1] = string.sub(s, from)
+          return out
+        end
+        out[#out + 1] = string.sub(s, from, at - 1)
+        from = at + 1
+      end
+    end
+
+    -- The pattern that splits a stored value of a fingerprint and n fields (1 to 4) in ONE string.match call.
+    local function fields_pattern(n)
+      if n == 1 then
+        return "^([^|]*)|([^|]*)$"
+      elseif n == 2 then
+        return "^([^|]*)|([^|]*)|([^|]*)$"
+      elseif n == 3 then
+        return "^([^|]*)|([^|]*)|([^|]*)|([^|]*)$"
+      elseif n == 4 then
+        return "^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$"
+      end
+      return nil
+    end
+
+    --- decode_state for any fields: the state (nil when the value has another number of fields) and its fingerprint.
+    function sluice.decode_fields(value, fields)
+      local n = #fields
+      local parts
+      local pattern = fields_pattern(n)
+      if pattern ~= nil then
+        parts = { string.match(value, pattern) }
+        if parts[1] == nil then
+          return nil, string.match(value, "^[^|]*")
+        end
+      else
+        parts = split(value, "|")
+        if #parts ~= n + 1 then
+          return nil, parts[1]
+        end
+      end
+      local state = {}
+      for i = 1, n do
+        local field = fields[i]
+        state[field[1]] = decode(field[2], parts[i + 1])
+      end
+      return state, parts[1]
+    end
+  elseif name == "fmt_b36" or name == "fmt_short" or name == "encode_state" or name == "save_value"
+      or name == "expire" or name == "store_limit" then
     --- An integer as base-36 digits (lower case, '-' when negative): exact for every integer double below 2^63
     --- in magnitude; math.huge (anything at or above 2^63) is Long.MAX_VALUE, as in fmt_int.
     function sluice.fmt_b36(x)
