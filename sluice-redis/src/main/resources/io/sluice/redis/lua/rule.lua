@@ -20,9 +20,10 @@
 -- ARGV[8 + 3n ...] previous versions the client knows (none in the common case), three arguments each:
 --              limit index i, fingerprint, parameter words (of limit i's algorithm)
 --
--- Reply (strings only): allowed (1/0), granted, remaining, retryAfterMicros, resetAfterMicros, waitMicros,
--- decider (1-based index of the limit that decided, 0 for "release"), lease (-1: none), replayed (1 when the
--- reply is the stored one of an earlier call with the same request id).
+-- Reply: allowed (1/0), granted, remaining, retryAfterMicros, resetAfterMicros, waitMicros, decider (1-based
+-- index of the limit that decided, 0 for "release"), lease (-1: none), replayed (1 when the reply is the stored
+-- one of an earlier call with the same request id); integers of magnitude below 10^14 as integer replies, the
+-- others (Long.MAX_VALUE for "never") as strings. A replayed call gets the stored reply as strings.
 --
 -- The batch form decides m requests of one target, one after another in the given order, at one now
 -- (coalesced mode): as if each had been a single-form call of its own, consecutively, at that instant.
@@ -34,15 +35,14 @@
 --              peek), dedup TTL, n, the limits, their previous versions
 -- ARGV[#ARGV - 3m + 1 ...] the m requests, three arguments each: op, permits (the lease for "release"), max wait
 --
--- Reply: the eight fields above for each request, in order, integers of magnitude below 10^14 as integer
--- replies and the others as strings; then replayed. A replayed batch call gets the stored reply of the whole
--- call, as strings.
+-- Reply: the eight fields above for each request, in order, then replayed. A replayed batch call gets the
+-- stored reply of the whole call, as strings.
 --
 -- Each limit's state is loaded once, stepped through the requests, and written once at the end when some
 -- request would have written it.
 
 local op = ARGV[1]
-local n = tonumber(ARGV[7])
+local n = ARGV[7] == "1" and 1 or tonumber(ARGV[7])   -- one limit: no call into C
 local batch = op == "batch"
 local m = 1
 local last_version_arg = #ARGV
@@ -69,13 +69,6 @@ end
 -- Read after the replay check, which answers without it.
 local now, client_time, client_slack_ms = sluice.call_time(ARGV[4])
 
-local function load(limit)
-  if limit.alg.load then
-    return limit.alg.load(limit.key, limit.p)
-  end
-  return sluice.load_value(limit.key, limit.alg.fields)
-end
-
 -- The previous versions of each limit that the client sent: known[i][fingerprint] = parameter words.
 local known = nil
 if last_version_arg >= 8 + 3 * n then
@@ -101,14 +94,15 @@ local function open(i)
   local fingerprint = ARGV[6 + 3 * i]
   local limit = { key = KEYS[i], alg = alg, p = alg.parse(sluice.words(ARGV[7 + 3 * i])), fingerprint = fingerprint,
                   state = nil, dirty = false, write = false, written = false }
-  local state, stored, exists = load(limit)
+  local state, stored, exists
+  if alg.load then
+    state, stored, exists = alg.load(limit.key, limit.p)
+  else
+    state, stored, exists = sluice.load_value(limit.key, alg.fields)
+  end
   limit.state, limit.dirty = sluice.settle(alg, limit.p, fingerprint, state, stored, exists,
     known ~= nil and known[i] or nil, now)
   return limit
-end
-
-local function store(limit, state)
-  sluice.store_limit(limit, state, now, client_time, client_slack_ms)
 end
 
 local limits = {}
@@ -210,8 +204,12 @@ local function decide(op, amount, max_wait_arg)
       if s.remaining < steps[tightest].remaining then
         tightest = i
       end
-      wait = math.max(wait, s.waitMicros)
-      reset = math.max(reset, s.resetAfterMicros)
+      if s.waitMicros > wait then
+        wait = s.waitMicros
+      end
+      if s.resetAfterMicros > reset then
+        reset = s.resetAfterMicros
+      end
       if s.lease >= 0 then
         lease = s.lease
       end
@@ -226,8 +224,12 @@ local function decide(op, amount, max_wait_arg)
   local decider, remaining, reset = 0, math.huge, 0
   for i = 1, n do
     local s = steps[i]
-    remaining = math.min(remaining, s.remaining)
-    reset = math.max(reset, s.resetAfterMicros)
+    if s.remaining < remaining then
+      remaining = s.remaining
+    end
+    if s.resetAfterMicros > reset then
+      reset = s.resetAfterMicros
+    end
     if not s.allowed and (decider == 0 or s.retryAfterMicros > steps[decider].retryAfterMicros) then
       decider = i
     end
@@ -235,16 +237,18 @@ local function decide(op, amount, max_wait_arg)
   return 0, 0, remaining, steps[decider].retryAfterMicros, reset, 0, decider, -1
 end
 
+-- Integers below 10^14 go back as integer replies (exact, and no string to build: string.format costs about
+-- 2,000 instructions); table.concat writes them exactly too (%.14g) when the reply is stored. Larger ones
+-- (Long.MAX_VALUE for "never") as strings.
+local function value(x)
+  if x < 1e14 and x > -1e14 and x % 1 == 0 then
+    return x
+  end
+  return sluice.fmt_int(x)
+end
+
 local reply
 if batch then
-  -- Integers below 10^14 go back as integer replies (exact, and no string to build); table.concat writes them
-  -- exactly too (%.14g) when the reply is stored. Larger ones (Long.MAX_VALUE for "never") as strings.
-  local function value(x)
-    if x < 1e14 and x > -1e14 and x % 1 == 0 then
-      return x
-    end
-    return sluice.fmt_int(x)
-  end
   reply = {}
   local k = 0
   for j = #ARGV - 3 * m + 1, #ARGV, 3 do
@@ -265,14 +269,19 @@ if batch then
   end
 else
   local a, g, r, ra, rs, w, d, l = decide(op, ARGV[2], ARGV[3])
-  local fmt = sluice.fmt_int
-  reply = { fmt(a), fmt(g), fmt(r), fmt(ra), fmt(rs), fmt(w), fmt(d), fmt(l) }
+  if wrote and dedup_key then
+    -- Stored below as text: strings, which table.concat copies, where a number would be printed with %.14g.
+    local fmt = sluice.fmt_int
+    reply = { fmt(a), fmt(g), fmt(r), fmt(ra), fmt(rs), fmt(w), fmt(d), fmt(l) }
+  else
+    reply = { a, value(g), value(r), value(ra), value(rs), value(w), d, value(l) }
+  end
 end
 
 for i = 1, n do
   local limit = limits[i]
   if limit.write then
-    store(limit, limit.state)
+    sluice.store_limit(limit, limit.state, now, client_time, client_slack_ms)
   end
 end
 
@@ -281,5 +290,5 @@ end
 if wrote and dedup_key then
   redis.call("SET", dedup_key, table.concat(reply, " "), "PX", ARGV[6])
 end
-reply[#reply + 1] = "0"
+reply[#reply + 1] = 0
 return reply

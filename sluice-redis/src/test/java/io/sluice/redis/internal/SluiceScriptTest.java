@@ -49,6 +49,59 @@ class SluiceScriptTest {
     }
 
     @Test
+    void everyHelperAPartUsesIsDefinedAndEachOneBuiltOnFirstUseIsNamedInItsBranch() {
+        // The prelude defines some helpers at the top level and the others in the __index function of sluice's
+        // metatable, one branch per group, entered when a call first reads one of the names its condition lists.
+        // A helper defined in a branch whose condition does not name it would read as nil until another name of
+        // its group had been read: every such definition must be named in its own branch's condition.
+        String prelude = partText("prelude.lua");
+        int lazyStart = prelude.indexOf("setmetatable(sluice, { __index = function(helpers, name)");
+        assertThat(lazyStart).as("the prelude builds some helpers on first use").isPositive();
+        java.util.Set<String> defined = new java.util.HashSet<>();
+        java.util.regex.Matcher eager = Pattern.compile("(?m)^function sluice\\.([a-z_0-9]+)\\(")
+                .matcher(prelude.substring(0, lazyStart));
+        while (eager.find()) {
+            defined.add(eager.group(1));
+        }
+        defined.add("FOREVER");
+        defined.add("algorithm");   // the loader SluiceScript generates
+        String lazy = prelude.substring(lazyStart);
+        String[] branches = lazy.split("(?m)^  (?:if|elseif) ");
+        int groups = 0;
+        for (int b = 1; b < branches.length; b++) {
+            String branch = branches[b];
+            String condition = branch.substring(0, branch.indexOf(" then"));
+            java.util.regex.Matcher def = Pattern.compile("(?m)^    function sluice\\.([a-z_0-9]+)\\(").matcher(branch);
+            while (def.find()) {
+                assertThat(condition).as("the branch defining sluice." + def.group(1))
+                        .contains("name == \"" + def.group(1) + "\"");
+                defined.add(def.group(1));
+            }
+            groups++;
+        }
+        assertThat(groups).isGreaterThanOrEqualTo(2);
+        // Fields the algorithm files add themselves (smooth_bursty's shared code).
+        Pattern assigned = Pattern.compile("(?m)^\\s*(?:function )?(?:sluice|S)\\.([A-Za-z_0-9]+)(?: = |\\()");
+        Pattern used = Pattern.compile("\\b(?:sluice|S)\\.([A-Za-z_][A-Za-z_0-9]*)");
+        for (SluiceScript script : List.of(SluiceScript.get(), SluiceScript.sync())) {
+            for (SluiceScript.Part part : script.parts()) {
+                String text = script.part(part.path());
+                java.util.regex.Matcher a = assigned.matcher(text);
+                while (a.find()) {
+                    defined.add(a.group(1));
+                }
+            }
+            for (SluiceScript.Part part : script.parts()) {
+                String code = script.part(part.path()).replaceAll("--[^\\n]*", "");
+                java.util.regex.Matcher u = used.matcher(code);
+                while (u.find()) {
+                    assertThat(defined).as(part.path() + " uses sluice." + u.group(1)).contains(u.group(1));
+                }
+            }
+        }
+    }
+
+    @Test
     void noPartCreatesGlobalsOrPassesNumbersToRedisCall() {
         // Redis forbids new globals; every top-level definition must be local (or a field of sluice/ALG).
         Pattern global = Pattern.compile("(?m)^(function [A-Za-z_]+\\(|[A-Za-z_][A-Za-z0-9_]* = )");
