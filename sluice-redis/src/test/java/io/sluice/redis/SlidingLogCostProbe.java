@@ -27,6 +27,10 @@ public final class SlidingLogCostProbe {
     private SlidingLogCostProbe() {}
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("hour")) {
+            hour();
+            return;
+        }
         int decisions = args.length > 0 ? Integer.parseInt(args[0]) : 30;
         List<Integer> lengths = args.length > 1
                 ? java.util.Arrays.stream(args, 1, args.length).map(Integer::valueOf).toList()
@@ -67,6 +71,39 @@ public final class SlidingLogCostProbe {
                 System.out.printf(Locale.ROOT, "%8d %10d %14.1f %14.1f %12s%n", entries, decisions,
                         evalshaMicros(server) / decisions, cpu, server.call("STRLEN", key));
             }
+        }
+    }
+
+    /**
+     * The benchmark's row: one key through a whole hour at 10 requests per second (36,000 decisions, 256 in
+     * flight), then the wall time, Redis's main-thread CPU time and MEMORY USAGE of the key.
+     */
+    private static void hour() throws Exception {
+        long start = 1_767_225_600_000_000L;
+        AtomicLong now = new AtomicLong(start);
+        try (RedisServer server = RedisServer.start();
+             RedisStore store = RedisStore.builder().uri(server.uri()).clock(now::get)
+                     .timeout(Duration.ofSeconds(30)).build();
+             RateLimiter limiter = RateLimiter.builder(Rule.of("probe", SlidingLog.of(36_000, Duration.ofHours(1))))
+                     .store(store).build()) {
+            java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(256);
+            java.util.concurrent.atomic.AtomicInteger rejected = new java.util.concurrent.atomic.AtomicInteger();
+            double cpuBefore = mainThreadCpuMicros(server);
+            long wallBefore = System.nanoTime();
+            for (int i = 0; i < 36_000; i++) {
+                now.set(start + i * STEP_MICROS);
+                slots.acquire();
+                limiter.tryAcquireAsync("k", 1).whenComplete((d, e) -> {
+                    if (e != null || !d.allowed()) {
+                        rejected.incrementAndGet();
+                    }
+                    slots.release();
+                });
+            }
+            slots.acquire(256);
+            System.out.printf(Locale.ROOT, "hour: %.1f s wall, %.1f s Redis CPU, %d not admitted, MEMORY USAGE %s%n",
+                    (System.nanoTime() - wallBefore) / 1e9, (mainThreadCpuMicros(server) - cpuBefore) / 1e6,
+                    rejected.get(), server.call("MEMORY", "USAGE", stateKey(server), "SAMPLES", "0"));
         }
     }
 
