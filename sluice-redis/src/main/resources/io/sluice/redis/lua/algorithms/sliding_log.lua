@@ -15,7 +15,7 @@
 -- the newest when that is at now too) and, past the limit, drops or trims the oldest. Decoding the whole text
 -- into a list, copying it and encoding it again cost about 2.4 us per entry in Redis 7.0 (measured with
 -- SlidingLogCostProbe: 2.4 ms per decision at 1,000 entries, 12 ms at 5,000, 49 ms at 20,000): an hour at 10
--- requests per second (36,000 decisions, 36,000 entries at the end) took about half an hour of Redis CPU.
+-- requests per second (36,000 decisions, 36,000 entries at the end) took about 26 minutes of Redis CPU.
 --
 -- So the log here is the stored text itself, in runs: a run is a slice src[a..b] of a string holding whole
 -- pairs "t,p,t,p" (the stored value, or one entry this call encoded), with its number of entries and permits.
@@ -24,7 +24,7 @@
 --   - appending an entry adds a run of that one entry; adding to the newest entry moves the last run's b back
 --     before it and adds the merged entry as a run;
 --   - trimming the oldest entry replaces it with a run of the trimmed entry;
---   - the newest entry is read from the last 48 characters of the last run (a pair is at most 11 + 1 + 7).
+--   - the newest entry is read from the last 48 characters of the last run (a pair is at most 11 + 1 + 5).
 -- Every entry that survives keeps its encoded text, so the value written (M.save: the runs joined by ',') is what
 -- encoding the whole list would write: fmt_b36 is the only encoder, and the stored text came from it too.
 --
@@ -41,7 +41,8 @@
 -- entries but the last, whatever the entries between them, and the prefix is either left whole or, when the
 -- first entry has one permit, removed with it (the match from position 1 covers "<fingerprint>|t,1,"; a
 -- fingerprint has no ','). That is one pass of C over the text, about 50 ns per entry, against the 2.4 us of
--- decoding and encoding: the hour now takes well under a minute (docs/redis-memory.md has the figures).
+-- decoding and encoding: the hour took 55 s of Redis CPU instead of about 26 minutes, on a loaded machine
+-- (docs/redis-memory.md has the figures).
 --
 -- Arithmetic: times and window are at most 2^53 and counts at most 2 * 10^6, so every value is exact; tonumber
 -- (s, 36) reads every integer fmt_b36 writes below 2^53 exactly; the sums time + window of the Java code are
