@@ -29,7 +29,8 @@ import java.util.List;
  * @param memoryKeys           keys created per memory row
  * @param logKeys              keys driven through a whole hour for the sliding log vs rolling window rows
  *                             (0: no such rows); every key gets the same requests, so more keys cost time
- *                             (about 40 s each for the sliding log on a quiet machine) and change nothing
+ *                             (the sliding log's hour: 55 s of Redis CPU per key at load 8 on 2 cores) and
+ *                             change no figure
  * @param replayLines          trace lines of the larger replay run (the smaller has a tenth)
  */
 public record Profile(String name, int jmhForks, int jmhWarmupIterations, int jmhWarmupMillis, int jmhIterations,
