@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * per decision.
  *
  * <p>Run it from the module after {@code mvn -o -pl sluice-redis -am test-compile}:
- * {@code java -cp <test classpath> io.sluice.redis.SlidingLogCostProbe [decisions per length] [lengths...]}.
+ * {@code java -cp <test classpath> io.sluice.redis.SlidingLogCostProbe [decisions per length] [lengths...]}, or
+ * with the single argument {@code hour} for the benchmark's whole hour on one key (see {@link #hour()}).
  */
 public final class SlidingLogCostProbe {
 
