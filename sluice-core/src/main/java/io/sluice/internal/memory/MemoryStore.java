@@ -9,6 +9,7 @@ import io.sluice.internal.CompiledRule;
 import io.sluice.internal.RuleEvaluator;
 import io.sluice.internal.algorithm.Algorithm;
 import io.sluice.internal.algorithm.Arith;
+import io.sluice.internal.algorithm.Step;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.Map;
@@ -29,11 +30,38 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class MemoryStore implements Store {
 
-    /** The state of all limits of one rule on one key, and the rule version it was written under. */
-    record Entry(CompiledRule rule, Object[] states, long expiresAt) {}
+    /**
+     * The state of all limits of one rule on one key, and the rule version it was written under. A rule of one
+     * limit keeps its state in {@code one} ({@code many} is null), so the hot path allocates no array; a rule of
+     * several keeps them in {@code many}. {@code expiresAt} is {@link CompiledRule#expiresAt} of the states:
+     * for a rule of one limit, that state's own expiry.
+     */
+    record Entry(CompiledRule rule, Object[] many, Object one, long expiresAt) {
 
-    private static final Entry DEAD = new Entry(null, new Object[0], Long.MIN_VALUE);
+        static Entry of(CompiledRule rule, Object[] states, long expiresAt) {
+            return rule.size() == 1 ? new Entry(rule, null, states[0], expiresAt) : new Entry(rule, states, null,
+                    expiresAt);
+        }
+
+        /** The states, one per limit of {@link #rule}; a fresh array for a rule of one limit. */
+        Object[] states() {
+            return many != null ? many : new Object[] {one};
+        }
+    }
+
+    private static final Entry DEAD = new Entry(null, new Object[0], null, Long.MIN_VALUE);
     private static final int MIN_SWEEP_INTERVAL = 4096;
+
+    /*
+     * Pacing the sweep without a shared counter per decision. Each thread counts its decisions in its own slot
+     * (by thread id; slots 128 bytes apart, so two threads on distinct keys write distinct cache lines) and
+     * adds them to decisionsSinceSweep by batches of SWEEP_BATCH. The increment is a plain one: two threads
+     * that share a slot may lose a count now and then, which only delays a sweep by as much; a lone thread's
+     * count is exact, so a sweep still comes within SWEEP_BATCH decisions of max(MIN_SWEEP_INTERVAL, keys).
+     */
+    private static final int COUNT_SLOTS = 16;
+    private static final int SLOT_STRIDE = 16;
+    private static final int SWEEP_BATCH = 64;
 
     private final Clock clock;
     private final long maxKeys;
@@ -41,6 +69,10 @@ public final class MemoryStore implements Store {
     private final AtomicLong keys = new AtomicLong();
     private final AtomicLong decisionsSinceSweep = new AtomicLong();
     private final AtomicBoolean sweeping = new AtomicBoolean();
+    /** Decisions per thread slot (see above); slot i is at index (i + 1) · SLOT_STRIDE, clear of the header. */
+    private final long[] decisionsBySlot = new long[(COUNT_SLOTS + 2) * SLOT_STRIDE];
+    /** The namespace of the last rule decided, so a limiter's rule finds it without a map lookup. */
+    private volatile Namespace lastNamespace;
 
     public MemoryStore(Clock clock, long maxKeys) {
         this.clock = clock;
@@ -59,9 +91,59 @@ public final class MemoryStore implements Store {
 
     @Override
     public Decision decide(Rule rule, String key, Request request) {
-        Namespace ns = namespace(rule);
-        CompiledRule compiled = compiled(ns, rule);
+        Namespace ns = lastNamespace;
+        CompiledRule compiled;
+        // The rule object a limiter passes on every call is the one compiled: no map lookup, no equals.
+        if (ns == null || (compiled = ns.compiled).rule() != rule) {
+            ns = namespace(rule);
+            compiled = compiled(ns, rule);
+            lastNamespace = ns;
+        }
         maybeSweep();
+        return compiled.size() == 1 ? decideOne(ns, compiled, key, request) : decideSeveral(ns, compiled, key, request);
+    }
+
+    /**
+     * {@link #decideSeveral} for a rule of one limit, the common case, with nothing allocated but what the
+     * decision needs: the limit's state sits in the entry itself (no array), its expiry is the entry's (no
+     * second {@code expiresAt}), and the step goes straight to the decision (no {@link RuleEvaluator.Outcome}).
+     * Each line is the general path's for n = 1: {@link CompiledRule#live} reads "expired" from the entry,
+     * {@link RuleEvaluator#evaluate} is {@code permitsOfOne}, {@code step}, {@code decisionOfOne} and
+     * {@code nextOfOne}, and {@link #keepExpired} has nothing to keep (it acts only on a state the request left
+     * alone, which is not written). An entry of another rule version goes the general way, which migrates it.
+     */
+    private Decision decideOne(Namespace ns, CompiledRule compiled, String key, Request request) {
+        Algorithm<Object> algorithm = compiled.algorithm(0);
+        for (;;) {
+            AtomicReference<Entry> holder = ns.keys.get(key);
+            Entry current = holder == null ? null : holder.get();
+            if (current == DEAD) {
+                continue;
+            }
+            if (current != null && current.rule() != compiled) {
+                return decideSeveral(ns, compiled, key, request);
+            }
+            long now = now();
+            Object state = current == null || now >= current.expiresAt() ? null : current.one();
+            long permits = RuleEvaluator.permitsOfOne(algorithm, state, now, request);
+            Step<Object> step = algorithm.step(state, now, permits, RuleEvaluator.maxWaitOf(request));
+            Decision decision = RuleEvaluator.decisionOfOne(algorithm, step, request, permits);
+            if (request.op() == Request.Op.PEEK) {
+                return decision;
+            }
+            Object next = RuleEvaluator.nextOfOne(step);
+            if (next == state) {
+                return decision;
+            }
+            Entry entry = new Entry(compiled, null, next, next == null ? Long.MIN_VALUE : algorithm.expiresAt(next));
+            if (commit(ns, key, holder, current, entry)) {
+                return decision;
+            }
+        }
+    }
+
+    /** Any rule: every limit's state in an array, evaluated all or nothing by {@link RuleEvaluator}. */
+    private Decision decideSeveral(Namespace ns, CompiledRule compiled, String key, Request request) {
         for (;;) {
             AtomicReference<Entry> holder = ns.keys.get(key);
             Entry current = holder == null ? null : holder.get();
@@ -76,20 +158,29 @@ public final class MemoryStore implements Store {
                 return outcome.decision();
             }
             Object[] next = outcome.states() == null ? states : keepExpired(outcome.states(), live, states);
-            Entry entry = new Entry(compiled, next, compiled.expiresAt(next));
-            if (holder == null) {
-                // A key's holder is created only when there is state to keep: peeks and rejections of
-                // unknown keys leave nothing behind.
-                if (ns.keys.putIfAbsent(key, new AtomicReference<>(entry)) == null) {
-                    if (keys.incrementAndGet() > maxKeys) {
-                        sweep(true);
-                    }
-                    return outcome.decision();
-                }
-            } else if (holder.compareAndSet(current, entry)) {
+            if (commit(ns, key, holder, current, Entry.of(compiled, next, compiled.expiresAt(next)))) {
                 return outcome.decision();
             }
         }
+    }
+
+    /**
+     * Writes {@code entry} for {@code key} if its holder still holds {@code current} ({@code holder == null}: if
+     * the key is still absent); false when another decision came first, to decide again.
+     */
+    private boolean commit(Namespace ns, String key, AtomicReference<Entry> holder, Entry current, Entry entry) {
+        if (holder == null) {
+            // A key's holder is created only when there is state to keep: peeks and rejections of
+            // unknown keys leave nothing behind.
+            if (ns.keys.putIfAbsent(key, new AtomicReference<>(entry)) == null) {
+                if (keys.incrementAndGet() > maxKeys) {
+                    sweep(true);
+                }
+                return true;
+            }
+            return false;
+        }
+        return holder.compareAndSet(current, entry);
     }
 
     @Override
@@ -126,7 +217,7 @@ public final class MemoryStore implements Store {
             if (!released) {
                 return false;
             }
-            if (holder.compareAndSet(current, new Entry(compiled, next, compiled.expiresAt(next)))) {
+            if (holder.compareAndSet(current, Entry.of(compiled, next, compiled.expiresAt(next)))) {
                 return true;
             }
         }
@@ -232,9 +323,13 @@ public final class MemoryStore implements Store {
     }
 
     private void maybeSweep() {
-        long since = decisionsSinceSweep.incrementAndGet();
-        if (since >= Math.max(MIN_SWEEP_INTERVAL, keys.get())) {
-            sweep(false);
+        int slot = (1 + (int) (Thread.currentThread().getId() & (COUNT_SLOTS - 1))) * SLOT_STRIDE;
+        long counted = ++decisionsBySlot[slot];
+        if (counted % SWEEP_BATCH == 0) {
+            long since = decisionsSinceSweep.addAndGet(SWEEP_BATCH);
+            if (since >= Math.max(MIN_SWEEP_INTERVAL, keys.get())) {
+                sweep(false);
+            }
         }
     }
 
