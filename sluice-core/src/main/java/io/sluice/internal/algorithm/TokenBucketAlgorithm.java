@@ -106,6 +106,8 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
     /** The reduced refill rate a/b: a tokens per b µs. */
     private final long a;
     private final long b;
+    /** initialTokens == capacity: an expired state refills into the fresh key by itself (see refilled). */
+    private final boolean freshIsFull;
 
     TokenBucketAlgorithm(TokenBucket limit) {
         this.limit = limit;
@@ -116,6 +118,7 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
         long g = gcd(refillTokens, period);
         this.a = refillTokens / g;
         this.b = period / g;
+        this.freshIsFull = limit.initialTokens() == capacity;
     }
 
     @Override
@@ -125,27 +128,28 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
 
     @Override
     public Step<State> step(State state, long now, long permits, long maxWaitMicros) {
-        State s = refilled(state, now);
+        // One allocation: `after` is the bucket refilled up to now and less the permits, which is the state an
+        // admission commits; the refilled bucket itself is `after` with `permits` more tokens (same times).
+        State after = refilled(state, now, permits);
+        long tokens = after.tokens() + permits;
         if (permits == 0) {
-            return Step.allow(0, Math.max(0, s.tokens()), resetAfter(s, now), state, state);
+            return Step.allow(0, Math.max(0, tokens), resetAfter(tokens, after, now), state, state);
         }
-        if (permits <= s.tokens()) {
-            State after = new State(s.tokens() - permits, s.lastRefill(), s.roundingError());
-            return Step.allow(0, after.tokens(), resetAfter(after, now), after, state);
+        if (after.tokens() >= 0) {
+            return Step.allow(0, after.tokens(), resetAfter(after.tokens(), after, now), after, state);
         }
-        long wait = duration(readyAt(s, permits), now);
+        long wait = duration(readyAt(tokens, after, permits), now);
         boolean reservable = maxWaitMicros > 0 && wait != Arith.NEVER && wait <= maxWaitMicros
-                && capacity - (s.tokens() - permits) <= MAX_DEFICIT;
+                && capacity - after.tokens() <= MAX_DEFICIT;
         if (reservable) {
-            State after = new State(s.tokens() - permits, s.lastRefill(), s.roundingError());
-            return Step.allow(wait, 0, resetAfter(after, now), after, state);
+            return Step.allow(wait, 0, resetAfter(after.tokens(), after, now), after, state);
         }
-        return Step.reject(Math.max(0, s.tokens()), wait, resetAfter(s, now), state);
+        return Step.reject(Math.max(0, tokens), wait, resetAfter(tokens, after, now), state);
     }
 
     @Override
     public long grantable(State state, long now, long permits) {
-        return Math.max(0, Math.min(permits, refilled(state, now).tokens()));
+        return Math.max(0, Math.min(permits, refilled(state, now, 0).tokens()));
     }
 
     @Override
@@ -175,14 +179,24 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
     }
 
     /**
-     * The state refilled up to now; a now before lastRefill means no time passed. A state at or past its expiry
-     * is a fresh key, as a store that dropped it would have: the same bucket when initialTokens == capacity, the
-     * stricter initialTokens otherwise. Deciding so here, not only in the store, keeps a limit from depending
-     * on whether another limit of its rule kept the key's entry alive.
+     * The state refilled up to now, less {@code take} tokens; a now before lastRefill means no time passed. A
+     * state at or past its expiry is a fresh key, as a store that dropped it would have: the same bucket when
+     * initialTokens == capacity, the stricter initialTokens otherwise. Deciding so here, not only in the store,
+     * keeps a limit from depending on whether another limit of its rule kept the key's entry alive.
+     *
+     * <p>When initialTokens == capacity the expiry test is skipped, because refilling an expired state gives
+     * the fresh key exactly: expiresAt = fullAt(state) = lastRefill + w, where w is the least time after which
+     * refill() reaches capacity (GREEDY: least w with a·w + roundingError ≥ missing·b, and refillGreedy's
+     * added = floor((a·elapsed + roundingError) / b) ≥ missing from then on; INTERVAL styles: w = ceil(missing /
+     * R) periods, and refillInterval is full from that many periods on). So at now ≥ expiresAt (≥ lastRefill)
+     * refill(state, now) is full(now, …) = (capacity, now, 0), or for INTERVAL_ALIGNED (capacity, now − now mod
+     * period, 0) since lastRefill is on the grid: both are fresh(now). That saves computing fullAt on every
+     * decision. TokenBucketPropertiesTest.aStateAtOrAfterExpiresAtDecidesLikeNoState checks it for both kinds.
      */
-    private State refilled(State state, long now) {
-        State s = state == null || now >= expiresAt(state) ? fresh(now) : state;
-        return refill(s, Math.max(now, s.lastRefill()));
+    private State refilled(State state, long now, long take) {
+        boolean expired = state != null && !freshIsFull && now >= expiresAt(state);
+        State s = state == null || expired ? fresh(now) : state;
+        return refill(s, Math.max(now, s.lastRefill()), take);
     }
 
     private State fresh(long now) {
@@ -192,56 +206,73 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
 
     /** Bucket4j's refill up to {@code at >= s.lastRefill()}. */
     State refill(State s, long at) {
+        return refill(s, at, 0);
+    }
+
+    /** {@link #refill(State, long)} less {@code take} tokens, in one allocation. */
+    private State refill(State s, long at, long take) {
         long elapsed = at - s.lastRefill();
         long missing = capacity - s.tokens();
         if (missing <= 0) {
-            return full(at, s.lastRefill() + elapsed / period * period);
+            return full(at, s.lastRefill() + elapsed / period * period, take);
         }
-        return style == Refill.GREEDY ? refillGreedy(s, at, elapsed, missing) : refillInterval(s, at, elapsed, missing);
+        return style == Refill.GREEDY ? refillGreedy(s, at, elapsed, missing, take)
+                : refillInterval(s, at, elapsed, missing, take);
     }
 
-    private State refillGreedy(State s, long at, long elapsed, long missing) {
+    private State refillGreedy(State s, long at, long elapsed, long missing, long take) {
         long wholePeriods = elapsed / b;
         if (wholePeriods >= Arith.ceilDiv(missing, a)) {
-            return full(at, at);
+            return full(at, at, take);
         }
         long fromRest = a * (elapsed % b);                       // < a·b ≤ 2^53
         long carried = fromRest % b + s.roundingError();         // < 2b
         long added = wholePeriods * a + fromRest / b + carried / b;
         if (added >= missing) {
-            return full(at, at);
+            return full(at, at, take);
         }
-        return new State(s.tokens() + added, at, carried % b);
+        return new State(s.tokens() + added - take, at, carried % b);
     }
 
-    private State refillInterval(State s, long at, long elapsed, long missing) {
+    private State refillInterval(State s, long at, long elapsed, long missing, long take) {
         long periods = elapsed / period;
         long periodStart = s.lastRefill() + periods * period;
         if (periods >= Arith.ceilDiv(missing, refillTokens)) {
-            return full(at, periodStart);
+            return full(at, periodStart, take);
         }
-        return new State(s.tokens() + periods * refillTokens, periodStart, 0);
+        return new State(s.tokens() + periods * refillTokens - take, periodStart, 0);
     }
 
-    /** A full bucket; INTERVAL forgets its phase (see above), INTERVAL_ALIGNED keeps the epoch grid. */
-    private State full(long at, long periodStart) {
-        return new State(capacity, style == Refill.INTERVAL_ALIGNED ? periodStart : at, 0);
+    /**
+     * A full bucket less {@code take} tokens; INTERVAL forgets its phase (see above), INTERVAL_ALIGNED keeps the
+     * epoch grid. The roundingError is cleared at capacity, before the take, as Bucket4j's resetBandwidth.
+     */
+    private State full(long at, long periodStart, long take) {
+        return new State(capacity - take, style == Refill.INTERVAL_ALIGNED ? periodStart : at, 0);
     }
 
     /** When the refilled bucket {@code s} holds {@code target} tokens, or Arith.NEVER past MAX_TIME. */
     private long readyAt(State s, long target) {
-        long deficit = target - s.tokens();
+        return readyAt(s.tokens(), s, target);
+    }
+
+    /**
+     * {@link #readyAt(State, long)} for a bucket of {@code tokens} tokens with the times (lastRefill,
+     * roundingError) of {@code times}: the step knows the refilled bucket as its state less the permits.
+     */
+    private long readyAt(long tokens, State times, long target) {
+        long deficit = target - tokens;
         if (deficit <= 0) {
-            return s.lastRefill();
+            return times.lastRefill();
         }
         if (target > capacity) {
             return Arith.NEVER;
         }
-        long micros = style == Refill.GREEDY ? greedyMicros(deficit, s.roundingError()) : intervalMicros(deficit);
-        if (micros == Arith.NEVER || micros > Arith.MAX_TIME - s.lastRefill()) {
+        long micros = style == Refill.GREEDY ? greedyMicros(deficit, times.roundingError()) : intervalMicros(deficit);
+        if (micros == Arith.NEVER || micros > Arith.MAX_TIME - times.lastRefill()) {
             return Arith.NEVER;
         }
-        return s.lastRefill() + micros;
+        return times.lastRefill() + micros;
     }
 
     /** Smallest w with a·w + roundingError ≥ deficit·b, computed with products below 2^53; or Arith.NEVER. */
@@ -266,8 +297,9 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
         return readyAt(s, capacity);
     }
 
-    private long resetAfter(State s, long now) {
-        return s.tokens() >= capacity ? 0 : duration(fullAt(s), now);
+    /** Time until a bucket of {@code tokens} tokens with the times of {@code times} is full again. */
+    private long resetAfter(long tokens, State times, long now) {
+        return tokens >= capacity ? 0 : duration(readyAt(tokens, times, capacity), now);
     }
 
     /** {@code at − now}, at least 0; Arith.NEVER for Arith.NEVER or longer than MAX_TIME. */
