@@ -108,6 +108,8 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
     private final long b;
     /** initialTokens == capacity: an expired state refills into the fresh key by itself (see refilled). */
     private final boolean freshIsFull;
+    /** MAX_TIME / b: the most whole periods b a duration may hold. */
+    private final long maxWholePeriods;
 
     TokenBucketAlgorithm(TokenBucket limit) {
         this.limit = limit;
@@ -119,6 +121,7 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
         this.a = refillTokens / g;
         this.b = period / g;
         this.freshIsFull = limit.initialTokens() == capacity;
+        this.maxWholePeriods = Arith.MAX_TIME / b;
     }
 
     @Override
@@ -220,18 +223,39 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
                 : refillInterval(s, at, elapsed, missing, take);
     }
 
+    /*
+     * The greedy refill with as few 64-bit divisions as the numbers allow (they are most of a decision's time):
+     * a quotient known to be 0 is not divided for, "wholePeriods ≥ ceil(missing / a)" is the product
+     * wholePeriods·a ≥ missing (its 128-bit high half tells an overflow, which is ≥ 2^63 > missing), and the
+     * carry of (a·rest mod b) + roundingError < 2b is one comparison. The values are Bucket4j's exactly (the
+     * property test against its formula checks it).
+     */
     private State refillGreedy(State s, long at, long elapsed, long missing, long take) {
-        long wholePeriods = elapsed / b;
-        if (wholePeriods >= Arith.ceilDiv(missing, a)) {
+        if (elapsed == 0) {
+            return new State(s.tokens() - take, at, s.roundingError());   // nothing to add, nothing carried
+        }
+        long wholePeriods = elapsed < b ? 0 : elapsed / b;
+        if (wholePeriods > 0 && reaches(wholePeriods, missing)) {
             return full(at, at, take);
         }
-        long fromRest = a * (elapsed % b);                       // < a·b ≤ 2^53
-        long carried = fromRest % b + s.roundingError();         // < 2b
-        long added = wholePeriods * a + fromRest / b + carried / b;
+        long fromRest = a * (elapsed - wholePeriods * b);        // < a·b ≤ 2^53
+        long restTokens = fromRest < b ? 0 : fromRest / b;
+        long carried = fromRest - restTokens * b + s.roundingError();   // < 2b
+        long added = wholePeriods * a + restTokens;              // wholePeriods·a < missing ≤ 2^53 here
+        if (carried >= b) {
+            added++;
+            carried -= b;
+        }
         if (added >= missing) {
             return full(at, at, take);
         }
-        return new State(s.tokens() + added - take, at, carried % b);
+        return new State(s.tokens() + added - take, at, carried);
+    }
+
+    /** Whether {@code wholePeriods} periods of {@code a} tokens make up {@code missing}: wholePeriods·a ≥ missing. */
+    private boolean reaches(long wholePeriods, long missing) {
+        long product = wholePeriods * a;
+        return Math.multiplyHigh(wholePeriods, a) != 0 || product < 0 || product >= missing;
     }
 
     private State refillInterval(State s, long at, long elapsed, long missing, long take) {
@@ -277,12 +301,17 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
 
     /** Smallest w with a·w + roundingError ≥ deficit·b, computed with products below 2^53; or Arith.NEVER. */
     private long greedyMicros(long deficit, long roundingError) {
-        long q = deficit / a;
-        if (q > Arith.MAX_TIME / b) {
+        long q = deficit < a ? 0 : deficit / a;
+        if (q > maxWholePeriods) {
             return Arith.NEVER;
         }
-        long rest = (deficit % a) * b - roundingError;           // in (−b, a·b)
-        long restMicros = rest >= 0 ? Arith.ceilDiv(rest, a) : -(-rest / a);
+        long rest = (deficit - q * a) * b - roundingError;       // in (−b, a·b)
+        long restMicros;
+        if (rest >= 0) {
+            restMicros = a == 1 ? rest : (rest + a - 1) / a;     // ceil(rest / a); rest + a < 2^54
+        } else {
+            restMicros = -rest < a ? 0 : -(-rest / a);
+        }
         return q * b + restMicros;
     }
 

@@ -325,7 +325,7 @@ public final class MemoryStore implements Store {
     private void maybeSweep() {
         int slot = (1 + (int) (Thread.currentThread().getId() & (COUNT_SLOTS - 1))) * SLOT_STRIDE;
         long counted = ++decisionsBySlot[slot];
-        if (counted % SWEEP_BATCH == 0) {
+        if ((counted & (SWEEP_BATCH - 1)) == 0) {
             long since = decisionsSinceSweep.addAndGet(SWEEP_BATCH);
             if (since >= Math.max(MIN_SWEEP_INTERVAL, keys.get())) {
                 sweep(false);
