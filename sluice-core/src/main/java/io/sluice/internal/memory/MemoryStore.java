@@ -18,6 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The in-memory store: each key's state is one immutable {@link Entry} in an {@link AtomicReference}, replaced
@@ -66,7 +67,8 @@ public final class MemoryStore implements Store {
     private final Clock clock;
     private final long maxKeys;
     private final ConcurrentHashMap<String, Namespace> namespaces = new ConcurrentHashMap<>();
-    private final AtomicLong keys = new AtomicLong();
+    /** Keys held: a LongAdder, as threads that create and sweep keys on their own shares would contend on one cell. */
+    private final LongAdder keys = new LongAdder();
     private final AtomicLong decisionsSinceSweep = new AtomicLong();
     private final AtomicBoolean sweeping = new AtomicBoolean();
     /** Decisions per thread slot (see above); slot i is at index (i + 1) · SLOT_STRIDE, clear of the header. */
@@ -127,15 +129,14 @@ public final class MemoryStore implements Store {
             Object state = current == null || now >= current.expiresAt() ? null : current.one();
             long permits = RuleEvaluator.permitsOfOne(algorithm, state, now, request);
             Step<Object> step = algorithm.step(state, now, permits, RuleEvaluator.maxWaitOf(request));
-            Decision decision = RuleEvaluator.decisionOfOne(algorithm, step, request, permits);
-            if (request.op() == Request.Op.PEEK) {
-                return decision;
-            }
-            Object next = RuleEvaluator.nextOfOne(step);
+            Object next = request.op() == Request.Op.PEEK ? state : RuleEvaluator.nextOfOne(step);
             if (next == state) {
-                return decision;
+                return RuleEvaluator.decisionOfOne(algorithm, step, request, permits);
             }
+            // The entry right after the step's state, before the decision: the two share cache lines, and a
+            // later decision on the key reads both.
             Entry entry = new Entry(compiled, null, next, next == null ? Long.MIN_VALUE : algorithm.expiresAt(next));
+            Decision decision = RuleEvaluator.decisionOfOne(algorithm, step, request, permits);
             if (commit(ns, key, holder, current, entry)) {
                 return decision;
             }
@@ -173,7 +174,8 @@ public final class MemoryStore implements Store {
             // A key's holder is created only when there is state to keep: peeks and rejections of
             // unknown keys leave nothing behind.
             if (ns.keys.putIfAbsent(key, new AtomicReference<>(entry)) == null) {
-                if (keys.incrementAndGet() > maxKeys) {
+                keys.increment();
+                if (keys.sum() > maxKeys) {
                     sweep(true);
                 }
                 return true;
@@ -239,14 +241,14 @@ public final class MemoryStore implements Store {
             AtomicReference<Entry> holder = ns.keys.get(key);
             if (holder != null && kill(holder)) {
                 ns.keys.remove(key, holder);
-                keys.decrementAndGet();
+                keys.decrement();
             }
         }
     }
 
     /** Number of keys held, expired or not (for tests and metrics). */
     public long size() {
-        return keys.get();
+        return keys.sum();
     }
 
     private long now() {
@@ -327,7 +329,7 @@ public final class MemoryStore implements Store {
         long counted = ++decisionsBySlot[slot];
         if ((counted & (SWEEP_BATCH - 1)) == 0) {
             long since = decisionsSinceSweep.addAndGet(SWEEP_BATCH);
-            if (since >= Math.max(MIN_SWEEP_INTERVAL, keys.get())) {
+            if (since >= Math.max(MIN_SWEEP_INTERVAL, keys.sum())) {
                 sweep(false);
             }
         }
@@ -350,13 +352,13 @@ public final class MemoryStore implements Store {
                     Entry entry = e.getValue().get();
                     if (entry != DEAD && (entry == null || now >= entry.expiresAt()) && killIf(e.getValue(), entry)) {
                         ns.keys.remove(e.getKey(), e.getValue());
-                        keys.decrementAndGet();
+                        keys.decrement();
                     }
                 }
             }
             long target = maxKeys - maxKeys / 10;
-            if (overCapacity && keys.get() > target) {
-                evictClosestToExpiry(keys.get() - target);
+            if (overCapacity && keys.sum() > target) {
+                evictClosestToExpiry(keys.sum() - target);
             }
         } finally {
             sweeping.set(false);
@@ -368,7 +370,7 @@ public final class MemoryStore implements Store {
     }
 
     private void evictClosestToExpiry(long count) {
-        long[] expiries = new long[(int) Math.min(Integer.MAX_VALUE - 8, keys.get() + 1024)];
+        long[] expiries = new long[(int) Math.min(Integer.MAX_VALUE - 8, keys.sum() + 1024)];
         int n = 0;
         for (Namespace ns : namespaces.values()) {
             for (AtomicReference<Entry> holder : ns.keys.values()) {
@@ -392,7 +394,7 @@ public final class MemoryStore implements Store {
                 Entry entry = e.getValue().get();
                 if (entry != null && entry != DEAD && entry.expiresAt() <= threshold && killIf(e.getValue(), entry)) {
                     ns.keys.remove(e.getKey(), e.getValue());
-                    keys.decrementAndGet();
+                    keys.decrement();
                     evicted++;
                 }
             }
