@@ -10,6 +10,8 @@ import io.sluice.internal.RuleEvaluator;
 import io.sluice.internal.algorithm.Algorithm;
 import io.sluice.internal.algorithm.Arith;
 import io.sluice.internal.algorithm.Step;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.Map;
@@ -106,6 +108,15 @@ public final class MemoryStore implements Store {
     private final long[] decisionsBySlot = new long[(COUNT_SLOTS + 2) * SLOT_STRIDE];
     /** The namespace of the last rule decided, so a limiter's rule finds it without a map lookup. */
     private volatile Namespace lastNamespace;
+    private static final VarHandle LAST_NAMESPACE;
+
+    static {
+        try {
+            LAST_NAMESPACE = MethodHandles.lookup().findVarHandle(MemoryStore.class, "lastNamespace", Namespace.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     public MemoryStore(Clock clock, long maxKeys) {
         this(clock, maxKeys, true);
@@ -139,7 +150,9 @@ public final class MemoryStore implements Store {
         if (ns == null || (compiled = ns.compiled).rule() != rule) {
             ns = namespace(rule);
             compiled = compiled(ns, rule);
-            lastNamespace = ns;
+            // A release store, not a volatile one: limiters of several rules taking turns on one store rewrite
+            // the field on every call, and a full fence each time would cost more than the lookup saves.
+            LAST_NAMESPACE.setRelease(this, ns);
         }
         maybeSweep();
         return compiled.size() == 1 && singleLimitPath ? decideOne(ns, compiled, key, request)
