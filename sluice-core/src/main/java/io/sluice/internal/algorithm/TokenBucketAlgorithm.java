@@ -228,7 +228,9 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
      * a quotient known to be 0 is not divided for, "wholePeriods ≥ ceil(missing / a)" is the product
      * wholePeriods·a ≥ missing (its 128-bit high half tells an overflow, which is ≥ 2^63 > missing), and the
      * carry of (a·rest mod b) + roundingError < 2b is one comparison. The values are Bucket4j's exactly (the
-     * property test against its formula checks it).
+     * property test against its formula checks it). algorithms/token_bucket.lua keeps the plain form of the
+     * same arithmetic (floor_div and ceil_div on doubles), which computes the same values; RedisMemoryEquivalenceIT
+     * compares the two.
      */
     private State refillGreedy(State s, long at, long elapsed, long missing, long take) {
         if (elapsed == 0) {
