@@ -303,6 +303,11 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
 
     /** Smallest w with a·w + roundingError ≥ deficit·b, computed with products below 2^53; or Arith.NEVER. */
     private long greedyMicros(long deficit, long roundingError) {
+        if (a == 1) {
+            // One token per b µs (10/s, 100/s, 1000/min...): w = deficit·b − roundingError, which is what the
+            // general form below gives with q = deficit and rest = −roundingError, without dividing by 1.
+            return deficit > maxWholePeriods ? Arith.NEVER : deficit * b - roundingError;
+        }
         long q = deficit < a ? 0 : deficit / a;
         if (q > maxWholePeriods) {
             return Arith.NEVER;
