@@ -35,7 +35,7 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * A {@code tryAcquire} on a rule of one limit (the common case) allocates what an immutable-state CAS design
  * must: the limit's new state, the {@link Entry} that ties it to its rule version, and the {@link Decision}
- * (token_bucket 144 B, gcra 128 B per admitted call on the local benchmark, from 270 B and 208 B); a rejection
+ * (token_bucket 146 B, gcra 128 B per admitted call on the local benchmark, from 270 B and 208 B); a rejection
  * writes nothing and so allocates no entry (the algorithm's step may still allocate what it does not commit).
  * Cut, each with why it is safe:
  * <ul>
