@@ -8,7 +8,8 @@ import io.sluice.internal.memory.MemoryStore;
  * <p>The store is thread-safe without a global lock: each key's state is one immutable value swapped by
  * compare-and-set, so decisions on one key are linearizable and decisions on different keys never contend.
  * Memory: keys whose state has expired (no state outlives the longest window it describes) are dropped by an
- * amortized sweep that runs inline every {@code max(4096, keys)} decisions. When more than {@code maxKeys}
+ * amortized sweep that runs inline every {@code max(4096, keys)} decisions (counted per thread and added up by
+ * batches of 64, so decisions on distinct keys share no counter). When more than {@code maxKeys}
  * keys are live, a sweep drops the expired ones and then the ones closest to expiring until 90% of
  * {@code maxKeys} remain; a live key dropped this way forgets its state (its next request is judged as a
  * fresh key), so size {@code maxKeys} above your working set.

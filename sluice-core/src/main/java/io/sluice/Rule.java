@@ -21,6 +21,8 @@ public final class Rule {
     private final List<Limit> limits;
     private final Mode mode;
     private final FailurePolicy failurePolicy;
+    /** {@link #maxPermits()}, read on every decision: computed once, the limits being immutable. */
+    private final long maxPermits;
 
     private Rule(String name, List<Limit> limits) {
         this(name, limits, Mode.exact(), FailurePolicy.raise());
@@ -50,6 +52,11 @@ public final class Rule {
         this.limits = Collections.unmodifiableList(new ArrayList<>(limits));
         this.mode = Checks.notNull(mode, "mode");
         this.failurePolicy = Checks.notNull(failurePolicy, "failure_policy");
+        long max = Long.MAX_VALUE;
+        for (Limit l : this.limits) {
+            max = Math.min(max, l.maxPermits());
+        }
+        this.maxPermits = max;
         mode.check(name, this.limits);
         if (failurePolicy.kind() == FailurePolicy.Kind.LOCAL_FALLBACK) {
             io.sluice.internal.LimitShares.scale(this, failurePolicy.share());
@@ -142,11 +149,7 @@ public final class Rule {
      * The most permits one all-or-nothing request may ask for: the smallest {@link Limit#maxPermits()}.
      */
     public long maxPermits() {
-        long max = Long.MAX_VALUE;
-        for (Limit l : limits) {
-            max = Math.min(max, l.maxPermits());
-        }
-        return max;
+        return maxPermits;
     }
 
     @Override

@@ -65,21 +65,50 @@ public final class RuleEvaluator {
                                        long maxWait) {
         Algorithm<Object> algorithm = rule.algorithm(0);
         Step<Object> s = algorithm.step(states[0], now, permits, maxWait);
-        String name = algorithm.limit().name();
-        Decision decision;
-        if (s.allowed()) {
-            boolean peek = request.op() == Request.Op.PEEK;
-            decision = new Decision(true, peek ? 0 : permits, s.remaining(), 0, s.resetAfterMicros(), s.waitMicros(),
-                    name, peek || s.lease() < 0 ? Decision.NO_LEASE : s.lease());
-        } else {
-            decision = new Decision(false, 0, s.remaining(), s.retryAfterMicros(), s.resetAfterMicros(), 0, name,
-                    Decision.NO_LEASE);
-        }
+        Decision decision = decisionOfOne(algorithm, s, request, permits);
         if (request.op() == Request.Op.PEEK) {
             return new Outcome(decision, null);
         }
-        Object next = s.allowed() ? s.admitted() : s.rejected();
+        Object next = nextOfOne(s);
         return new Outcome(decision, next == states[0] ? null : new Object[] {next});
+    }
+
+    /**
+     * The permits a rule of one limit steps with for {@code request} on {@code state}: {@link #evaluate}'s
+     * first step for {@code n == 1}, for a store that runs a single-limit rule without the arrays.
+     */
+    public static long permitsOfOne(Algorithm<Object> algorithm, Object state, long now, Request request) {
+        long permits = request.permits();
+        if (request.op() == Request.Op.TRY_AT_MOST) {
+            long grantable = Math.min(permits, algorithm.grantable(state, now, permits));
+            return Math.max(grantable, 1);
+        }
+        return permits;
+    }
+
+    /** The longest wait {@code request} accepts: its own for a reservation, 0 otherwise. */
+    public static long maxWaitOf(Request request) {
+        return request.op() == Request.Op.RESERVE ? request.maxWaitMicros() : 0;
+    }
+
+    /**
+     * The decision of a rule of one limit whose step for {@code permits} was {@code s}; the state to commit is
+     * {@link #nextOfOne}.
+     */
+    public static Decision decisionOfOne(Algorithm<Object> algorithm, Step<Object> s, Request request, long permits) {
+        String name = algorithm.limit().name();
+        if (s.allowed()) {
+            boolean peek = request.op() == Request.Op.PEEK;
+            return new Decision(true, peek ? 0 : permits, s.remaining(), 0, s.resetAfterMicros(), s.waitMicros(),
+                    name, peek || s.lease() < 0 ? Decision.NO_LEASE : s.lease());
+        }
+        return new Decision(false, 0, s.remaining(), s.retryAfterMicros(), s.resetAfterMicros(), 0, name,
+                Decision.NO_LEASE);
+    }
+
+    /** The state a rule of one limit commits after step {@code s} (a peek commits nothing: do not call it). */
+    public static Object nextOfOne(Step<Object> s) {
+        return s.allowed() ? s.admitted() : s.rejected();
     }
 
     private static Decision admitted(CompiledRule rule, Step<Object>[] steps, Request request, long permits) {

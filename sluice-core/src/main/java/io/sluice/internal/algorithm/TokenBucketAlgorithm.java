@@ -106,6 +106,10 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
     /** The reduced refill rate a/b: a tokens per b µs. */
     private final long a;
     private final long b;
+    /** initialTokens == capacity: an expired state refills into the fresh key by itself (see refilled). */
+    private final boolean freshIsFull;
+    /** MAX_TIME / b: the most whole periods b a duration may hold. */
+    private final long maxWholePeriods;
 
     TokenBucketAlgorithm(TokenBucket limit) {
         this.limit = limit;
@@ -116,6 +120,8 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
         long g = gcd(refillTokens, period);
         this.a = refillTokens / g;
         this.b = period / g;
+        this.freshIsFull = limit.initialTokens() == capacity;
+        this.maxWholePeriods = Arith.MAX_TIME / b;
     }
 
     @Override
@@ -125,27 +131,28 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
 
     @Override
     public Step<State> step(State state, long now, long permits, long maxWaitMicros) {
-        State s = refilled(state, now);
+        // One allocation: `after` is the bucket refilled up to now and less the permits, which is the state an
+        // admission commits; the refilled bucket itself is `after` with `permits` more tokens (same times).
+        State after = refilled(state, now, permits);
+        long tokens = after.tokens() + permits;
         if (permits == 0) {
-            return Step.allow(0, Math.max(0, s.tokens()), resetAfter(s, now), state, state);
+            return Step.allow(0, Math.max(0, tokens), resetAfter(tokens, after, now), state, state);
         }
-        if (permits <= s.tokens()) {
-            State after = new State(s.tokens() - permits, s.lastRefill(), s.roundingError());
-            return Step.allow(0, after.tokens(), resetAfter(after, now), after, state);
+        if (after.tokens() >= 0) {
+            return Step.allow(0, after.tokens(), resetAfter(after.tokens(), after, now), after, state);
         }
-        long wait = duration(readyAt(s, permits), now);
+        long wait = duration(readyAt(tokens, after, permits), now);
         boolean reservable = maxWaitMicros > 0 && wait != Arith.NEVER && wait <= maxWaitMicros
-                && capacity - (s.tokens() - permits) <= MAX_DEFICIT;
+                && capacity - after.tokens() <= MAX_DEFICIT;
         if (reservable) {
-            State after = new State(s.tokens() - permits, s.lastRefill(), s.roundingError());
-            return Step.allow(wait, 0, resetAfter(after, now), after, state);
+            return Step.allow(wait, 0, resetAfter(after.tokens(), after, now), after, state);
         }
-        return Step.reject(Math.max(0, s.tokens()), wait, resetAfter(s, now), state);
+        return Step.reject(Math.max(0, tokens), wait, resetAfter(tokens, after, now), state);
     }
 
     @Override
     public long grantable(State state, long now, long permits) {
-        return Math.max(0, Math.min(permits, refilled(state, now).tokens()));
+        return Math.max(0, Math.min(permits, refilled(state, now, 0).tokens()));
     }
 
     @Override
@@ -175,14 +182,24 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
     }
 
     /**
-     * The state refilled up to now; a now before lastRefill means no time passed. A state at or past its expiry
-     * is a fresh key, as a store that dropped it would have: the same bucket when initialTokens == capacity, the
-     * stricter initialTokens otherwise. Deciding so here, not only in the store, keeps a limit from depending
-     * on whether another limit of its rule kept the key's entry alive.
+     * The state refilled up to now, less {@code take} tokens; a now before lastRefill means no time passed. A
+     * state at or past its expiry is a fresh key, as a store that dropped it would have: the same bucket when
+     * initialTokens == capacity, the stricter initialTokens otherwise. Deciding so here, not only in the store,
+     * keeps a limit from depending on whether another limit of its rule kept the key's entry alive.
+     *
+     * <p>When initialTokens == capacity the expiry test is skipped, because refilling an expired state gives
+     * the fresh key exactly: expiresAt = fullAt(state) = lastRefill + w, where w is the least time after which
+     * refill() reaches capacity (GREEDY: least w with a·w + roundingError ≥ missing·b, and refillGreedy's
+     * added = floor((a·elapsed + roundingError) / b) ≥ missing from then on; INTERVAL styles: w = ceil(missing /
+     * R) periods, and refillInterval is full from that many periods on). So at now ≥ expiresAt (≥ lastRefill)
+     * refill(state, now) is full(now, …) = (capacity, now, 0), or for INTERVAL_ALIGNED (capacity, now − now mod
+     * period, 0) since lastRefill is on the grid: both are fresh(now). That saves computing fullAt on every
+     * decision. TokenBucketPropertiesTest.aStateAtOrAfterExpiresAtDecidesLikeNoState checks it for both kinds.
      */
-    private State refilled(State state, long now) {
-        State s = state == null || now >= expiresAt(state) ? fresh(now) : state;
-        return refill(s, Math.max(now, s.lastRefill()));
+    private State refilled(State state, long now, long take) {
+        boolean expired = state != null && !freshIsFull && now >= expiresAt(state);
+        State s = state == null || expired ? fresh(now) : state;
+        return refill(s, Math.max(now, s.lastRefill()), take);
     }
 
     private State fresh(long now) {
@@ -192,66 +209,116 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
 
     /** Bucket4j's refill up to {@code at >= s.lastRefill()}. */
     State refill(State s, long at) {
+        return refill(s, at, 0);
+    }
+
+    /** {@link #refill(State, long)} less {@code take} tokens, in one allocation. */
+    private State refill(State s, long at, long take) {
         long elapsed = at - s.lastRefill();
         long missing = capacity - s.tokens();
         if (missing <= 0) {
-            return full(at, s.lastRefill() + elapsed / period * period);
+            return full(at, s.lastRefill() + elapsed / period * period, take);
         }
-        return style == Refill.GREEDY ? refillGreedy(s, at, elapsed, missing) : refillInterval(s, at, elapsed, missing);
+        return style == Refill.GREEDY ? refillGreedy(s, at, elapsed, missing, take)
+                : refillInterval(s, at, elapsed, missing, take);
     }
 
-    private State refillGreedy(State s, long at, long elapsed, long missing) {
-        long wholePeriods = elapsed / b;
-        if (wholePeriods >= Arith.ceilDiv(missing, a)) {
-            return full(at, at);
+    /*
+     * The greedy refill with as few 64-bit divisions as the numbers allow (they are most of a decision's time):
+     * a quotient known to be 0 is not divided for, "wholePeriods ≥ ceil(missing / a)" is the product
+     * wholePeriods·a ≥ missing (its 128-bit high half tells an overflow, which is ≥ 2^63 > missing), and the
+     * carry of (a·rest mod b) + roundingError < 2b is one comparison. The values are Bucket4j's exactly (the
+     * property test against its formula checks it). algorithms/token_bucket.lua keeps the plain form of the
+     * same arithmetic (floor_div and ceil_div on doubles), which computes the same values; RedisMemoryEquivalenceIT
+     * compares the two.
+     */
+    private State refillGreedy(State s, long at, long elapsed, long missing, long take) {
+        if (elapsed == 0) {
+            return new State(s.tokens() - take, at, s.roundingError());   // nothing to add, nothing carried
         }
-        long fromRest = a * (elapsed % b);                       // < a·b ≤ 2^53
-        long carried = fromRest % b + s.roundingError();         // < 2b
-        long added = wholePeriods * a + fromRest / b + carried / b;
+        long wholePeriods = elapsed < b ? 0 : elapsed / b;
+        if (wholePeriods > 0 && reaches(wholePeriods, missing)) {
+            return full(at, at, take);
+        }
+        long fromRest = a * (elapsed - wholePeriods * b);        // < a·b ≤ 2^53
+        long restTokens = fromRest < b ? 0 : fromRest / b;
+        long carried = fromRest - restTokens * b + s.roundingError();   // < 2b
+        long added = wholePeriods * a + restTokens;              // wholePeriods·a < missing ≤ 2^53 here
+        if (carried >= b) {
+            added++;
+            carried -= b;
+        }
         if (added >= missing) {
-            return full(at, at);
+            return full(at, at, take);
         }
-        return new State(s.tokens() + added, at, carried % b);
+        return new State(s.tokens() + added - take, at, carried);
     }
 
-    private State refillInterval(State s, long at, long elapsed, long missing) {
+    /** Whether {@code wholePeriods} periods of {@code a} tokens make up {@code missing}: wholePeriods·a ≥ missing. */
+    private boolean reaches(long wholePeriods, long missing) {
+        long product = wholePeriods * a;
+        return Math.multiplyHigh(wholePeriods, a) != 0 || product < 0 || product >= missing;
+    }
+
+    private State refillInterval(State s, long at, long elapsed, long missing, long take) {
         long periods = elapsed / period;
         long periodStart = s.lastRefill() + periods * period;
         if (periods >= Arith.ceilDiv(missing, refillTokens)) {
-            return full(at, periodStart);
+            return full(at, periodStart, take);
         }
-        return new State(s.tokens() + periods * refillTokens, periodStart, 0);
+        return new State(s.tokens() + periods * refillTokens - take, periodStart, 0);
     }
 
-    /** A full bucket; INTERVAL forgets its phase (see above), INTERVAL_ALIGNED keeps the epoch grid. */
-    private State full(long at, long periodStart) {
-        return new State(capacity, style == Refill.INTERVAL_ALIGNED ? periodStart : at, 0);
+    /**
+     * A full bucket less {@code take} tokens; INTERVAL forgets its phase (see above), INTERVAL_ALIGNED keeps the
+     * epoch grid. The roundingError is cleared at capacity, before the take, as Bucket4j's resetBandwidth.
+     */
+    private State full(long at, long periodStart, long take) {
+        return new State(capacity - take, style == Refill.INTERVAL_ALIGNED ? periodStart : at, 0);
     }
 
     /** When the refilled bucket {@code s} holds {@code target} tokens, or Arith.NEVER past MAX_TIME. */
     private long readyAt(State s, long target) {
-        long deficit = target - s.tokens();
+        return readyAt(s.tokens(), s, target);
+    }
+
+    /**
+     * {@link #readyAt(State, long)} for a bucket of {@code tokens} tokens with the times (lastRefill,
+     * roundingError) of {@code times}: the step knows the refilled bucket as its state less the permits.
+     */
+    private long readyAt(long tokens, State times, long target) {
+        long deficit = target - tokens;
         if (deficit <= 0) {
-            return s.lastRefill();
+            return times.lastRefill();
         }
         if (target > capacity) {
             return Arith.NEVER;
         }
-        long micros = style == Refill.GREEDY ? greedyMicros(deficit, s.roundingError()) : intervalMicros(deficit);
-        if (micros == Arith.NEVER || micros > Arith.MAX_TIME - s.lastRefill()) {
+        long micros = style == Refill.GREEDY ? greedyMicros(deficit, times.roundingError()) : intervalMicros(deficit);
+        if (micros == Arith.NEVER || micros > Arith.MAX_TIME - times.lastRefill()) {
             return Arith.NEVER;
         }
-        return s.lastRefill() + micros;
+        return times.lastRefill() + micros;
     }
 
     /** Smallest w with a·w + roundingError ≥ deficit·b, computed with products below 2^53; or Arith.NEVER. */
     private long greedyMicros(long deficit, long roundingError) {
-        long q = deficit / a;
-        if (q > Arith.MAX_TIME / b) {
+        if (a == 1) {
+            // One token per b µs (10/s, 100/s, 1000/min...): w = deficit·b − roundingError, which is what the
+            // general form below gives with q = deficit and rest = −roundingError, without dividing by 1.
+            return deficit > maxWholePeriods ? Arith.NEVER : deficit * b - roundingError;
+        }
+        long q = deficit < a ? 0 : deficit / a;
+        if (q > maxWholePeriods) {
             return Arith.NEVER;
         }
-        long rest = (deficit % a) * b - roundingError;           // in (−b, a·b)
-        long restMicros = rest >= 0 ? Arith.ceilDiv(rest, a) : -(-rest / a);
+        long rest = (deficit - q * a) * b - roundingError;       // in (−b, a·b)
+        long restMicros;
+        if (rest >= 0) {
+            restMicros = a == 1 ? rest : (rest + a - 1) / a;     // ceil(rest / a); rest + a < 2^54
+        } else {
+            restMicros = -rest < a ? 0 : -(-rest / a);
+        }
         return q * b + restMicros;
     }
 
@@ -266,8 +333,9 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
         return readyAt(s, capacity);
     }
 
-    private long resetAfter(State s, long now) {
-        return s.tokens() >= capacity ? 0 : duration(fullAt(s), now);
+    /** Time until a bucket of {@code tokens} tokens with the times of {@code times} is full again. */
+    private long resetAfter(long tokens, State times, long now) {
+        return tokens >= capacity ? 0 : duration(readyAt(tokens, times, capacity), now);
     }
 
     /** {@code at − now}, at least 0; Arith.NEVER for Arith.NEVER or longer than MAX_TIME. */
