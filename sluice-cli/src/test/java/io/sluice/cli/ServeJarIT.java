@@ -86,20 +86,23 @@ class ServeJarIT {
         assertThat(lines).contains("sluice serve: stopped");
     }
 
+    /** The HTTP port, once the server has printed its ready line (the lines before it are then all there). */
     private static int awaitPort(Process p, List<String> lines) throws InterruptedException {
         Pattern http = Pattern.compile("^sluice serve: HTTP on http://127\\.0\\.0\\.1:(\\d+) ");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (System.nanoTime() < deadline && p.isAlive()) {
             synchronized (lines) {
-                for (String line : lines) {
-                    Matcher m = http.matcher(line);
-                    if (m.find()) {
-                        return Integer.parseInt(m.group(1));
+                if (lines.stream().anyMatch(line -> line.startsWith("sluice serve: ready"))) {
+                    for (String line : lines) {
+                        Matcher m = http.matcher(line);
+                        if (m.find()) {
+                            return Integer.parseInt(m.group(1));
+                        }
                     }
                 }
             }
             Thread.sleep(50);
         }
-        throw new AssertionError("sluice serve did not report its port:\n" + String.join("\n", lines));
+        throw new AssertionError("sluice serve did not report its port and readiness:\n" + String.join("\n", lines));
     }
 }
