@@ -44,7 +44,8 @@
 -- algorithms or only writes need are built on first use (see "Built on first use" at the end of this file).
 local sluice = { FOREVER = false, algorithm = false, arg_int = false, words = false, fmt_int = false,
                  floor_div = false, ceil_div = false, allow = false, reject = false,
-                 decode_state = false, load_value = false, server_now = false, settle = false, call_time = false }
+                 decode_state = false, get_value = false, load_value = false, server_now = false, settle = false,
+                 call_time = false }
 local ALG = {}
 
 -- Java's Long.MAX_VALUE ("unbounded": an unbounded maxWait, a retry-after no waiting satisfies) is math.huge
@@ -250,19 +251,29 @@ function sluice.decode_state(value, fields)
   return sluice.decode_fields(value, fields)
 end
 
---- Reads a state stored by save_value. Returns the state (nil when absent or unreadable), the fingerprint it
---- was written under (nil when absent) and whether the key existed at all. A key of another type (a state of
---- the hash layout of earlier versions) exists but is unreadable: the dispatcher drops it explicitly.
-function sluice.load_value(key, fields)
+--- GET of a state's key: its value (nil when there is none) and whether the key exists at all. A key of
+--- another type (a state of the hash layout of earlier versions) exists without a value: the dispatcher drops
+--- it explicitly. Shared by load_value and the modules with their own load (sliding_log).
+function sluice.get_value(key)
   local value = redis.pcall("GET", key)
   if type(value) == "table" and value.err then
     if string.find(value.err, "WRONGTYPE", 1, true) then
-      return nil, nil, true
+      return nil, true
     end
     error(value.err)
   end
   if not value then
-    return nil, nil, false
+    return nil, false
+  end
+  return value, true
+end
+
+--- Reads a state stored by save_value. Returns the state (nil when absent or unreadable), the fingerprint it
+--- was written under (nil when absent) and whether the key existed at all (see get_value).
+function sluice.load_value(key, fields)
+  local value, exists = sluice.get_value(key)
+  if value == nil then
+    return nil, nil, exists
   end
   local state, fingerprint = sluice.decode_state(value, fields)
   return state, fingerprint, true

@@ -400,15 +400,9 @@ do
   -- sluice.load_value, without decoding the log: the state, the fingerprint it was written under, whether the
   -- key exists. A value with another number of fields than "<fingerprint>|<log>" reads as no state, as there.
   function M.load(key, p)
-    local value = redis.pcall("GET", key)
-    if type(value) == "table" and value.err then
-      if string.find(value.err, "WRONGTYPE", 1, true) then
-        return nil, nil, true
-      end
-      error(value.err)
-    end
-    if not value then
-      return nil, nil, false
+    local value, exists = S.get_value(key)
+    if value == nil then
+      return nil, nil, exists
     end
     local bar = string.find(value, "|", 1, true)
     if bar == nil then
