@@ -17,7 +17,7 @@ Cases: tb_reject, tb_admit, gcra_reject, gcra_admit, fw_reject, fw_admit (token_
 with limits under which every measured call rejects, or admits and writes), tb_reject_b64 (coalesced mode: one
 batch call of 64 requests, per decision), bare (the bench's bare-lua script).
 """
-import base64, glob, hashlib, os, socket, subprocess, sys, tempfile, time
+import base64, glob, hashlib, os, re, socket, subprocess, sys, tempfile, time
 
 PORT = int(os.environ.get("PORT", "7391"))
 N = int(os.environ.get("N", "400"))
@@ -34,24 +34,18 @@ LIMITS = {
     "fw_admit": ("fixed_window", "1000000000000 3600000000 epoch 0"),
 }
 
-# The bench's bare-lua contender (sluice-bench BareLuaContender.SCRIPT), for scale.
-BARE = "\n".join([
-    "local t = redis.call('TIME')",
-    "local now = tonumber(t[1]) * 1000000 + tonumber(t[2])",
-    "local capacity = tonumber(ARGV[1])",
-    "local per_us = tonumber(ARGV[2]) / 1000000",
-    "local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')",
-    "local tokens = tonumber(state[1]) or capacity",
-    "local at = tonumber(state[2]) or now",
-    "tokens = math.min(capacity, tokens + (now - at) * per_us)",
-    "local allowed = 0",
-    "if tokens >= 1 then",
-    "  tokens = tokens - 1",
-    "  allowed = 1",
-    "end",
-    "redis.call('HSET', KEYS[1], 'tokens', tokens, 'at', now)",
-    "redis.call('PEXPIRE', KEYS[1], ARGV[3])",
-    "return allowed"])
+# The bench's bare-lua contender, for scale: read from sluice-bench's BareLuaContender.SCRIPT (its string
+# literals joined by newlines), so the two never differ.
+def bare_script():
+    java = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sluice-bench", "src", "main",
+                        "java", "io", "sluice", "bench", "redis", "BareLuaContender.java")
+    with open(java, encoding="utf-8") as f:
+        text = f.read()
+    block = text[text.index("SCRIPT = String.join("):]
+    block = block[:block.index(");")]
+    return "\n".join(re.findall(r'"((?:[^"\\]|\\.)*)"', block)[1:])
+
+BARE = bare_script()
 
 PRINT_SCRIPT = """
 public class PrintScript {
