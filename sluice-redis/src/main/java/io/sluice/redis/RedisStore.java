@@ -49,7 +49,8 @@ import java.util.concurrent.CompletableFuture;
  * does not queue. A failed call fails each of its requests with the same {@link RedisStoreException}. See
  * docs/coalesced-mode.md.
  *
- * <p>A rule whose algorithm has no Redis script yet fails with {@link IllegalArgumentException} on first use.
+ * <p>Every algorithm of {@code io.sluice} has its Lua port, so every rule the in-memory store runs, this store
+ * runs too, in every {@link io.sluice.Mode} the algorithm allows.
  */
 public interface RedisStore extends Store {
 

@@ -12,12 +12,13 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's "Rule file reference" table names exactly the parameters the parser accepts, for the same
- * algorithms, and marks exactly the required ones "required".
+ * The rule file reference (docs/reference/rule-file.md) names in its table exactly the parameters the parser
+ * accepts, for the same algorithms, and marks exactly the required ones "required"; its table of rule fields
+ * names exactly the fields a rule takes.
  */
 class RuleFileReferenceTest {
 
-    private static final String SECTION = "## Rule file reference";
+    private static final Path PAGE = Path.of("docs", "reference", "rule-file.md");
     private static final Pattern ROW = Pattern.compile("^\\| `([a-z_]+)` \\| ([^|]+) \\| [^|]+ \\| ([^|]+) \\|");
     private static final Pattern NAME = Pattern.compile("`([a-z_]+)`");
 
@@ -70,7 +71,7 @@ class RuleFileReferenceTest {
     private static java.util.List<String> table(String header) throws IOException {
         java.util.List<String> rows = new java.util.ArrayList<>();
         boolean in = false;
-        for (String line : section().split("\n")) {
+        for (String line : reference().split("\n")) {
             if (line.startsWith(header)) {
                 in = true;
             } else if (in && !line.startsWith("|")) {
@@ -83,21 +84,10 @@ class RuleFileReferenceTest {
         return rows;
     }
 
-    /** The section in README.md, or before it is merged there, in README-replay.md. */
-    private static String section() throws IOException {
-        Path root = Path.of("").toAbsolutePath();
-        for (String name : new String[] {"README.md", "README-replay.md"}) {
-            for (Path file : new Path[] {root.resolve(name), root.resolveSibling(name)}) {
-                if (Files.exists(file)) {
-                    String text = Files.readString(file);
-                    int start = text.indexOf(SECTION);
-                    if (start >= 0) {
-                        int end = text.indexOf("\n## ", start + SECTION.length());
-                        return text.substring(start, end < 0 ? text.length() : end);
-                    }
-                }
-            }
-        }
-        throw new AssertionError("no README has a section '" + SECTION + "'");
+    /** The rule file reference, docs/reference/rule-file.md (tests run in the module's directory). */
+    private static String reference() throws IOException {
+        Path page = Path.of("").toAbsolutePath().resolveSibling(PAGE);
+        assertThat(page).as("the rule file reference").exists();
+        return Files.readString(page);
     }
 }
