@@ -121,6 +121,10 @@ public record StoreSettings(List<RedisURI> uris, boolean cluster, String prefix,
                         + "change the keys' hash slots), was '" + prefix + "'");
             }
         }
+        String problem = io.sluice.Text.problem(prefix);
+        if (problem != null) {
+            throw new IllegalArgumentException("prefix " + problem);
+        }
         return prefix;
     }
 
