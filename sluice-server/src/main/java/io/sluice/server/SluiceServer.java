@@ -294,7 +294,10 @@ public final class SluiceServer implements AutoCloseable {
         return t.getMessage() == null ? t.toString() : t.getMessage();
     }
 
-    /** Every error the server itself produces is JSON; a body over the limit is a 400 naming the limit. */
+    /**
+     * Every error the server itself produces is JSON; a body over the limit is a 413 naming the limit, whether
+     * its declared length is refused up front or a body without one overflows while it is read.
+     */
     private static final class JsonErrors implements ServerErrorHandler {
         private final int maxBodyBytes;
 
@@ -305,7 +308,7 @@ public final class SluiceServer implements AutoCloseable {
         @Override
         public HttpResponse onServiceException(ServiceRequestContext ctx, Throwable cause) {
             if (cause instanceof ContentTooLargeException) {
-                return HttpResponses.error(HttpStatus.BAD_REQUEST, HttpResponses.tooLarge(maxBodyBytes));
+                return HttpResponses.error(HttpStatus.REQUEST_ENTITY_TOO_LARGE, HttpResponses.tooLarge(maxBodyBytes));
             }
             return null;
         }
@@ -315,7 +318,7 @@ public final class SluiceServer implements AutoCloseable {
                                                    RequestHeaders headers, HttpStatus status, String description,
                                                    Throwable cause) {
             if (status == HttpStatus.REQUEST_ENTITY_TOO_LARGE) {
-                return AggregatedHttpResponse.of(HttpStatus.BAD_REQUEST, MediaType.JSON_UTF_8,
+                return AggregatedHttpResponse.of(HttpStatus.REQUEST_ENTITY_TOO_LARGE, MediaType.JSON_UTF_8,
                         Json.error(HttpResponses.tooLarge(maxBodyBytes)));
             }
             String message = status.toString() + (description == null ? "" : ": " + description);
