@@ -99,12 +99,13 @@ public final class SluiceServer implements AutoCloseable {
         route(sb, HttpMethod.GET, "/health", OpsService.health());
         route(sb, HttpMethod.GET, "/healthcheck", OpsService.healthcheck());
         route(sb, HttpMethod.GET, "/ready", OpsService.ready(store));
+        GrpcFraming framing = new GrpcFraming(settings.maxBodyBytes());
         if (settings.grpcOnHttpPort()) {
-            sb.service(grpcHandler);
+            sb.service(grpcHandler, s -> s.decorate(framing));
             this.grpc = null;
         } else {
             ServerBuilder gb = base(settings.grpcPort(), grpcTransportLimit(settings));
-            gb.service(grpcHandler);
+            gb.service(grpcHandler, s -> s.decorate(framing));
             this.grpc = gb.build();
         }
         this.http = sb.build();
@@ -278,9 +279,9 @@ public final class SluiceServer implements AutoCloseable {
     }
 
     /**
-     * What the gRPC transport accepts: twice the configured limit, so a message a little over the limit still
-     * reaches the service and is refused there with INVALID_ARGUMENT naming the limit; only a grossly larger
-     * one is cut off by the transport (RESOURCE_EXHAUSTED).
+     * What the gRPC transport accepts: twice the configured limit, so that a compressed message may inflate a
+     * little past it and still be refused by the service with a message naming the limit. A larger body is cut
+     * off by the transport; every size refusal is RESOURCE_EXHAUSTED naming the limit ({@link GrpcFraming}).
      */
     private static int grpcTransportLimit(Settings settings) {
         return (int) Math.min(Integer.MAX_VALUE, 2L * settings.maxBodyBytes() + 1024);
@@ -307,6 +308,9 @@ public final class SluiceServer implements AutoCloseable {
 
         @Override
         public HttpResponse onServiceException(ServiceRequestContext ctx, Throwable cause) {
+            if (cause instanceof ContentTooLargeException && isGrpc(ctx.request().headers())) {
+                return GrpcFraming.refuse(GrpcFraming.tooLarge(maxBodyBytes));
+            }
             if (cause instanceof ContentTooLargeException) {
                 return HttpResponses.error(HttpStatus.REQUEST_ENTITY_TOO_LARGE, HttpResponses.tooLarge(maxBodyBytes));
             }
@@ -317,6 +321,10 @@ public final class SluiceServer implements AutoCloseable {
         public AggregatedHttpResponse renderStatus(ServiceRequestContext ctx, ServiceConfig config,
                                                    RequestHeaders headers, HttpStatus status, String description,
                                                    Throwable cause) {
+            if (status == HttpStatus.REQUEST_ENTITY_TOO_LARGE && isGrpc(headers)) {
+                // A gRPC client reads the status from grpc-status; a bare HTTP 413 would reach it as UNKNOWN.
+                return GrpcFraming.aggregated(GrpcFraming.tooLarge(maxBodyBytes));
+            }
             if (status == HttpStatus.REQUEST_ENTITY_TOO_LARGE) {
                 return AggregatedHttpResponse.of(HttpStatus.REQUEST_ENTITY_TOO_LARGE, MediaType.JSON_UTF_8,
                         Json.error(HttpResponses.tooLarge(maxBodyBytes)));
@@ -324,6 +332,11 @@ public final class SluiceServer implements AutoCloseable {
             String message = status.toString() + (description == null ? "" : ": " + description);
             return AggregatedHttpResponse.of(status, MediaType.JSON_UTF_8, Json.error(message));
         }
+    }
+
+    private static boolean isGrpc(RequestHeaders headers) {
+        MediaType type = headers.contentType();
+        return type != null && type.subtype().startsWith("grpc");
     }
 
     /** Configures a {@link SluiceServer}; the defaults are those of {@code sluice serve} without arguments. */
