@@ -358,6 +358,7 @@ public final class SluiceServer implements AutoCloseable {
         private boolean envoyHeaders = true;
         private Duration shutdownQuietPeriod = Duration.ofSeconds(1);
         private Duration shutdownTimeout = Duration.ofSeconds(10);
+        private StoreFactory.RedisTuning redis = StoreFactory.RedisTuning.SERVER_DEFAULT;
 
         private Builder() {}
 
@@ -401,13 +402,40 @@ public final class SluiceServer implements AutoCloseable {
             return this;
         }
 
-        /** Require {@code Authorization: Bearer TOKEN} on every API call (HTTP and gRPC); default none. */
+        /**
+         * Require {@code Authorization: Bearer TOKEN} on every API call (HTTP and gRPC); default none.
+         *
+         * @throws IllegalArgumentException unless the token is visible ASCII ({@link #tokenProblem})
+         */
         public Builder token(String token) {
-            if (token != null && (token.isBlank() || !token.strip().equals(token))) {
-                throw new IllegalArgumentException("token must be non-empty without surrounding spaces");
+            String problem = token == null ? null : tokenProblem(token);
+            if (problem != null) {
+                throw new IllegalArgumentException("token " + problem);
             }
             this.token = token;
             return this;
+        }
+
+        /**
+         * What makes {@code token} unusable as a bearer token, or null: it must be one or more visible ASCII
+         * characters (U+0021 to U+007E; RFC 6750's b64token is a subset). A space, a newline or another control
+         * character, or any non-ASCII character, could not be sent in an {@code Authorization} header or gRPC
+         * ASCII metadata as the server compares it, so nobody could authenticate.
+         */
+        static String tokenProblem(String token) {
+            if (token.isEmpty()) {
+                return "must not be empty";
+            }
+            for (int i = 0; i < token.length(); i++) {
+                char c = token.charAt(i);
+                if (c < 0x21 || c > 0x7e) {
+                    return "must be visible ASCII characters without spaces (found "
+                            + (c == '\n' ? "a newline" : c == ' ' ? "a space" : c < 0x20 || c == 0x7f
+                            ? "a control character" : "a non-ASCII character")
+                            + String.format(" U+%04X at index %d)", (int) c, i);
+                }
+            }
+            return null;
         }
 
         /** Serve TLS with a PEM certificate chain and PEM (PKCS#8) private key; default plain text. */
@@ -472,6 +500,19 @@ public final class SluiceServer implements AutoCloseable {
         }
 
         /**
+         * How a Redis store fails and recovers: command timeout, consecutive failures that open the circuit
+         * breaker, and how long it stays open; default {@link StoreFactory.RedisTuning#SERVER_DEFAULT} (250 ms,
+         * 3, 500 ms). Used when the store is opened from a Redis URI.
+         */
+        public Builder redis(StoreFactory.RedisTuning tuning) {
+            if (tuning == null) {
+                throw new IllegalArgumentException("redis settings must not be null");
+            }
+            this.redis = tuning;
+            return this;
+        }
+
+        /**
          * Reads the rules and opens the store; nothing listens until {@link SluiceServer#start()}.
          *
          * @throws RuleFileException        when a rule file is invalid (file, line and field in the message)
@@ -481,13 +522,13 @@ public final class SluiceServer implements AutoCloseable {
         public SluiceServer build() throws IOException, RuleFileException {
             Settings settings = new Settings(bind, httpPort, grpcPort, List.copyOf(rules),
                     store != null ? "(given)" : storeSpec, token, tlsCert, tlsKey, reloadInterval, maxBodyBytes,
-                    maxBatch, maxKeyLength, maxEntries, envoyHeaders, shutdownQuietPeriod, shutdownTimeout);
+                    maxBatch, maxKeyLength, maxEntries, envoyHeaders, shutdownQuietPeriod, shutdownTimeout, redis);
             RuleSet.Sources sources = RuleSet.read(settings.rules());
             boolean owns = store == null;
             ServerMetrics metrics = new ServerMetrics();
             Store s;
             try {
-                s = owns ? StoreFactory.open(storeSpec, new SluiceMetrics(metrics.registry())) : store;
+                s = owns ? StoreFactory.open(storeSpec, () -> new SluiceMetrics(metrics.registry()), redis) : store;
             } catch (RuntimeException e) {
                 metrics.close();
                 throw e;
