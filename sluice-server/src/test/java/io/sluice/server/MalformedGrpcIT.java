@@ -113,6 +113,27 @@ class MalformedGrpcIT {
         assertRemaining(98);
     }
 
+    @Test
+    void stringsThatAreNotUtf8AreInvalidArgument() {
+        // RateLimitRequest{domain: "g"} and one entry {key: "k", value: "s" 0xFF}: proto3 strings must be UTF-8.
+        byte[] entry = {0x0A, 0x01, 'k', 0x12, 0x02, 's', (byte) 0xFF};
+        byte[] descriptor = new byte[2 + entry.length];
+        descriptor[0] = 0x0A;
+        descriptor[1] = (byte) entry.length;
+        System.arraycopy(entry, 0, descriptor, 2, entry.length);
+        byte[] message = new byte[3 + 2 + descriptor.length];
+        message[0] = 0x0A;
+        message[1] = 0x01;
+        message[2] = 'g';
+        message[3] = 0x12;
+        message[4] = (byte) descriptor.length;
+        System.arraycopy(descriptor, 0, message, 5, descriptor.length);
+        Answer a = send(frame(0, message), null);
+        assertThat(a.status).as("%s", a).isEqualTo("3");
+        assertThat(a.message).as("%s", a).contains("UTF-8");
+        assertRemaining(99);
+    }
+
     /** What a peek says one more hit would leave: 99 while nothing has been charged. */
     private void assertRemaining(long expected) {
         String body = t.post("/v1/check", "{\"domain\": \"g\", \"descriptor\": [{\"key\": \"k\", \"value\":"
