@@ -70,13 +70,14 @@ final class GrpcFraming implements DecoratingHttpServiceFunction {
         }
         long length = ((body[1] & 0xffL) << 24) | ((body[2] & 0xff) << 16) | ((body[3] & 0xff) << 8)
                 | (body[4] & 0xff);
-        if (length > maxMessageBytes) {
-            return tooLarge(maxMessageBytes);
-        }
         long end = HEADER + length;
+        // A length the body does not hold is malformed, however large; too large is a message that is there.
         if (end > body.length) {
             return Status.INVALID_ARGUMENT.withDescription("malformed gRPC request: the message header says "
                     + length + " bytes but " + (body.length - HEADER) + " follow");
+        }
+        if (length > maxMessageBytes) {
+            return tooLarge(maxMessageBytes);
         }
         if (end < body.length) {
             return Status.INVALID_ARGUMENT.withDescription("malformed gRPC request: a call carries exactly one"
