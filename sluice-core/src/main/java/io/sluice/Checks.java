@@ -71,6 +71,7 @@ final class Checks {
         if (name.length() > 128) {
             throw new IllegalArgumentException(field + " must be at most 128 characters, was " + name.length());
         }
+        wellFormed(name, field);
         return name;
     }
 
@@ -82,7 +83,17 @@ final class Checks {
             throw new IllegalArgumentException("key must be at most " + MAX_KEY_LENGTH + " characters, was "
                     + key.length());
         }
+        wellFormed(key, "key");
         return key;
+    }
+
+    /** Names and keys become bytes in the stores; see {@link Text} for why ill-formed text is refused. */
+    static String wellFormed(String text, String field) {
+        String problem = Text.problem(text);
+        if (problem != null) {
+            throw new IllegalArgumentException(field + " " + problem);
+        }
+        return text;
     }
 
     static <T> T notNull(T value, String field) {

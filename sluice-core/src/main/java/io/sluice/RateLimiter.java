@@ -21,7 +21,8 @@ import java.util.concurrent.CompletableFuture;
  * {@link IllegalArgumentException} naming it before anything is charged; store failures surface as the
  * store documents.
  *
- * <p>Keys are non-empty strings of at most 512 characters. Permits are at least 1 (0 is allowed for
+ * <p>Keys are non-empty strings of at most 512 characters, well-formed Unicode (no unpaired surrogate: see
+ * {@link Text}, which says why ill-formed keys are refused rather than repaired). Permits are at least 1 (0 is allowed for
  * {@link #peek}) and at most {@link Rule#maxPermits()} for all-or-nothing operations.
  */
 public interface RateLimiter extends AutoCloseable {

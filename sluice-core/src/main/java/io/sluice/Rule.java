@@ -66,7 +66,8 @@ public final class Rule {
     /**
      * A rule of the given limits.
      *
-     * @throws IllegalArgumentException if the name is null, empty or longer than 128 characters, no limit is
+     * @throws IllegalArgumentException if the name is null, empty, longer than 128 characters or not well-formed
+     *                                  Unicode ({@link Text}), no limit is
      *                                  given, two limits share a name, or two are concurrency limits
      */
     public static Rule of(String name, Limit... limits) {

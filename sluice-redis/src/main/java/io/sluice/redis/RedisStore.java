@@ -132,7 +132,8 @@ public interface RedisStore extends Store {
         }
 
         /**
-         * How long any one Redis command may take, connecting included. Default 1 s. A command that times out
+         * How long any one Redis command may take. Default 1 s. Connecting (and its handshake) may take as long,
+         * but at least 1 s, so that a short timeout does not keep a cold or busy process from connecting. A command that times out
          * is completed with an error (Lettuce {@code TimeoutOptions}, whose timer ticks every 100 ms, so up to
          * that much later) and never re-sent; the script remembers each decision for twice this long plus a
          * second, so a call re-sent before its timeout cannot charge again.
@@ -209,7 +210,9 @@ public interface RedisStore extends Store {
          * @throws RedisStoreException      when Redis cannot be reached
          */
         public RedisStore build() {
-            StoreSettings settings = new StoreSettings(RedisUris.parse(uris, cluster, timeout), cluster, prefix,
+            // The URIs' timeout bounds the connection handshake (and Sentinel lookups), not decisions.
+            StoreSettings settings = new StoreSettings(RedisUris.parse(uris, cluster,
+                    StoreSettings.connectTimeout(timeout)), cluster, prefix,
                     timeout, clock, true, clientTimeSlack, breakerFailures, breakerCoolDown, listener);
             return DefaultRedisStore.connect(settings);
         }

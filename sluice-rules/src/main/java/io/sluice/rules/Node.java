@@ -55,6 +55,7 @@ final class Node {
                     String name = p.currentName();
                     JsonLocation keyAt = p.currentTokenLocation();
                     String childPath = path.isEmpty() ? name : path + "." + name;
+                    wellFormed(name, source, keyAt.getLineNr(), keyAt.getColumnNr(), childPath);
                     if (members.containsKey(name)) {
                         throw new RuleFileException(source, keyAt.getLineNr(), keyAt.getColumnNr(), childPath,
                                 "appears twice; each field may be given once");
@@ -72,7 +73,8 @@ final class Node {
                 return new Node(Kind.ARRAY, Collections.unmodifiableList(items), source, path, line, column);
             }
             case VALUE_STRING:
-                return new Node(Kind.STRING, p.getText(), source, path, line, column);
+                return new Node(Kind.STRING, wellFormed(p.getText(), source, line, column, path), source, path, line,
+                        column);
             case VALUE_NUMBER_INT:
                 return new Node(Kind.INTEGER, p.getBigIntegerValue(), source, path, line, column);
             case VALUE_NUMBER_FLOAT:
@@ -94,6 +96,7 @@ final class Node {
             Map<String, Node> members = new LinkedHashMap<>();
             for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> e = it.next();
+                wellFormed(e.getKey(), source, line, 0, path + "." + e.getKey());
                 members.put(e.getKey(), of(e.getValue(), source, path + "." + e.getKey(), line));
             }
             return new Node(Kind.OBJECT, Collections.unmodifiableMap(members), source, path, line, 0);
@@ -106,7 +109,7 @@ final class Node {
             return new Node(Kind.ARRAY, Collections.unmodifiableList(items), source, path, line, 0);
         }
         if (n.isTextual()) {
-            return new Node(Kind.STRING, n.textValue(), source, path, line, 0);
+            return new Node(Kind.STRING, wellFormed(n.textValue(), source, line, 0, path), source, path, line, 0);
         }
         if (n.isIntegralNumber()) {
             return new Node(Kind.INTEGER, n.bigIntegerValue(), source, path, line, 0);
@@ -121,6 +124,20 @@ final class Node {
             return new Node(Kind.NULL, null, source, path, line, 0);
         }
         throw new RuleFileException(source, line, 0, path, "expected a map, a list, a string, a number or a boolean");
+    }
+
+    /**
+     * Every name and string of a rule file may end up in a store key, and YAML and JSON escapes can spell an
+     * unpaired surrogate ({@code "\\ud800"}), which no store could keep apart from {@code "?"}: refused here,
+     * where the error can still name the line.
+     */
+    private static String wellFormed(String text, String source, int line, int column, String path)
+            throws RuleFileException {
+        String problem = io.sluice.Text.problem(text);
+        if (problem != null) {
+            throw new RuleFileException(source, Math.max(line, 0), Math.max(column, 0), path, problem);
+        }
+        return text;
     }
 
     Kind kind() {

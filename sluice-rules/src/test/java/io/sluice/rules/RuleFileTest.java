@@ -310,4 +310,29 @@ class RuleFileTest {
         assertThatThrownBy(() -> RuleFile.parse("x.yaml", "limits: 3\n")).isInstanceOf(RuleFileException.class)
                 .hasMessage("x.yaml:1:1: limits: expected a map of limit names to their definitions; was the integer 3");
     }
+
+    @Test
+    void illFormedUnicodeInANameIsRefusedWithItsLine() {
+        // YAML and JSON escapes can spell an unpaired surrogate; no store could keep it apart from "?".
+        RuleFileException limit = parseError("bad.yaml",
+                "limits:\n  \"per\\ud800\": {algorithm: gcra, limit: 1, period: 1s}\n");
+        assertThat(limit.line()).isEqualTo(2);
+        assertThat(limit.problem()).contains("well-formed Unicode").contains("U+D800");
+        RuleFileException rule = parseError("bad.json", "{\"limits\": {\"a\": {\"algorithm\": \"gcra\","
+                + " \"limit\": 1, \"period\": \"1s\"}}, \"rules\": {\"api\\udc00\": {\"limits\": [\"a\"]}}}");
+        assertThat(rule.problem()).contains("unpaired surrogate U+DC00");
+        assertThat(rule.field()).startsWith("rules.api");
+    }
+
+    @Test
+    void illFormedUnicodeInAnEnvoyDomainOrValueIsRefused() {
+        Throwable domain = org.assertj.core.api.Assertions.catchThrowable(() -> EnvoyConfig.parse("e.yaml",
+                "domain: \"acme\\udbff\"\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1}\n"));
+        assertThat(domain).isInstanceOf(RuleFileException.class).hasMessageContaining("e.yaml:1:")
+                .hasMessageContaining("unpaired surrogate U+DBFF");
+        Throwable value = org.assertj.core.api.Assertions.catchThrowable(() -> EnvoyConfig.parse("e.yaml",
+                "domain: acme\ndescriptors:\n  - key: k\n    value: \"v\\ud800\"\n"
+                        + "    rate_limit: {unit: second, requests_per_unit: 1}\n"));
+        assertThat(value).isInstanceOf(RuleFileException.class).hasMessageContaining("descriptors[0].value");
+    }
 }

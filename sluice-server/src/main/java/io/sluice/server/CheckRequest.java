@@ -92,6 +92,7 @@ final class CheckRequest {
         if (body.length == 0) {
             throw InvalidRequestException.at("", "empty body; expected a JSON object");
         }
+        Utf8.require(body);
         try {
             return MAPPER.readTree(body);
         } catch (JsonProcessingException e) {
@@ -359,11 +360,24 @@ final class CheckRequest {
         return value;
     }
 
+    /** Every string of a request goes through here: a JSON escape can spell an unpaired surrogate. */
     private static String string(JsonNode node, String at) throws InvalidRequestException {
         if (node == null || !node.isTextual()) {
             throw InvalidRequestException.at(at, "expected a string; was " + describe(node));
         }
-        return node.textValue();
+        return wellFormed(node.textValue(), at);
+    }
+
+    /**
+     * Refuses text with an unpaired surrogate ({@code "\\ud800"} in JSON), which no store can keep apart
+     * from {@code "?"} ({@link io.sluice.Text}).
+     */
+    static String wellFormed(String text, String at) throws InvalidRequestException {
+        String problem = io.sluice.Text.problem(text);
+        if (problem != null) {
+            throw InvalidRequestException.at(at, problem);
+        }
+        return text;
     }
 
     /** What a value is, for "expected ...; was ..." messages; long values are cut short. */

@@ -112,6 +112,7 @@ final class EnvoyDecider {
         if (domain.isEmpty()) {
             throw InvalidRequestException.at("domain", "rate limit domain must not be empty");
         }
+        CheckRequest.wellFormed(domain, "domain");
         if (domain.length() > Settings.MAX_DOMAIN_LENGTH) {
             throw InvalidRequestException.at("domain", "must be at most " + Settings.MAX_DOMAIN_LENGTH
                     + " characters, was " + domain.length());
@@ -134,9 +135,12 @@ final class EnvoyDecider {
                         + " descriptor, was " + d.entries().size());
             }
             for (int j = 0; j < d.entries().size(); j++) {
-                if (d.entries().get(j).key().isEmpty()) {
+                EnvoyConfig.Entry entry = d.entries().get(j);
+                if (entry.key().isEmpty()) {
                     throw InvalidRequestException.at(at + ".entries[" + j + "].key", "must not be empty");
                 }
+                CheckRequest.wellFormed(entry.key(), at + ".entries[" + j + "].key");
+                CheckRequest.wellFormed(entry.value(), at + ".entries[" + j + "].value");
             }
             int length = key(d.entries()).length();
             if (length > MAX_KEY_LENGTH) {

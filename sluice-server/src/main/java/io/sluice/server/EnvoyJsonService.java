@@ -61,6 +61,8 @@ final class EnvoyJsonService implements HttpService {
         List<EnvoyDecider.Descriptor> descriptors;
         try {
             RateLimitRequest.Builder builder = RateLimitRequest.newBuilder();
+            // contentUtf8() would turn malformed bytes into U+FFFD: refuse them instead.
+            Utf8.require(body.content().array());
             try {
                 PARSER.merge(body.contentUtf8(), builder);
             } catch (InvalidProtocolBufferException | RuntimeException e) {

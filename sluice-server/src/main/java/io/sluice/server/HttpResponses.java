@@ -16,13 +16,13 @@ final class HttpResponses {
     }
 
     /**
-     * The response for a request whose body could not be read: too large is the client's problem (400, as for
-     * any other input the server refuses, naming the limit); anything else is the server's (500).
+     * The response for a request whose body could not be read: too large is the client's problem, 413 Content
+     * Too Large (RFC 9110 section 15.5.14) naming the limit; anything else is the server's (500).
      */
     static HttpResponse unreadable(Throwable e, int maxBodyBytes) {
         Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
         if (cause instanceof ContentTooLargeException) {
-            return error(HttpStatus.BAD_REQUEST, tooLarge(maxBodyBytes));
+            return error(HttpStatus.REQUEST_ENTITY_TOO_LARGE, tooLarge(maxBodyBytes));
         }
         return error(HttpStatus.INTERNAL_SERVER_ERROR, "the request could not be read: " + cause);
     }

@@ -59,7 +59,10 @@ final class Json {
         return micros == Long.MAX_VALUE ? s.append("null") : io.sluice.rules.Millis.append(s, micros);
     }
 
-    /** A JSON string: quotes, backslashes and control characters escaped, everything else as is. */
+    /**
+     * A JSON string: quotes, backslashes and control characters escaped, and unpaired surrogates too (an error
+     * message may quote one from a request, and it has no UTF-8 encoding); everything else as is.
+     */
     static StringBuilder string(StringBuilder s, String value) {
         if (value == null) {
             return s.append("null");
@@ -71,6 +74,11 @@ final class Json {
                 s.append('\\').append(c);
             } else if (c < 0x20 || c == 0x7f || c == '\u2028' || c == '\u2029') {
                 s.append(String.format("\\u%04x", (int) c));
+            } else if (Character.isSurrogate(c) && !(Character.isHighSurrogate(c) && i + 1 < value.length()
+                    && Character.isLowSurrogate(value.charAt(i + 1)))) {
+                s.append(String.format("\\u%04x", (int) c));
+            } else if (Character.isHighSurrogate(c)) {
+                s.append(c).append(value.charAt(++i));
             } else {
                 s.append(c);
             }

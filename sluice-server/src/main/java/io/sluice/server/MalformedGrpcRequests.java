@@ -8,10 +8,11 @@ import io.grpc.Status;
 
 /**
  * Bytes that never become a request — a frame header that is not one, a message that is not a
- * {@code RateLimitRequest}, a frame larger than the transport accepts — are the client's fault like any other
- * invalid input, so they are {@code INVALID_ARGUMENT} with a message saying what was wrong, rather than the
- * {@code INTERNAL}, {@code UNKNOWN} or {@code RESOURCE_EXHAUSTED} the gRPC layers report for them. Nothing
- * reached the service, so nothing was charged. Every other status passes through.
+ * {@code RateLimitRequest}, a compressed message that does not decompress — are the client's fault like any
+ * other invalid input, so they are {@code INVALID_ARGUMENT} with a message saying what was wrong, rather than
+ * the {@code INTERNAL} or {@code UNKNOWN} the gRPC layers report for them; a message over the size limit is
+ * {@code RESOURCE_EXHAUSTED} naming the limit. Nothing reached the service, so nothing was charged. Every
+ * other status passes through. ({@link GrpcFraming} refuses most malformed framing before this is needed.)
  */
 final class MalformedGrpcRequests implements GrpcExceptionHandlerFunction {
 
@@ -32,9 +33,14 @@ final class MalformedGrpcRequests implements GrpcExceptionHandlerFunction {
                     + firstLine(invalid.getMessage()) + ")");
         }
         String description = status.getDescription() == null ? "" : status.getDescription();
-        if (status.getCode() == Status.Code.RESOURCE_EXHAUSTED && description.contains("exceeds maximum")) {
-            return Status.INVALID_ARGUMENT.withDescription("request too large: the limit is " + maxBodyBytes
-                    + " bytes");
+        if (status.getCode() == Status.Code.RESOURCE_EXHAUSTED && description.contains("exceeds maximum")
+                || find(cause, com.linecorp.armeria.common.ContentTooLargeException.class) != null) {
+            return GrpcFraming.tooLarge(maxBodyBytes);
+        }
+        java.util.zip.ZipException zip = find(cause, java.util.zip.ZipException.class);
+        if (zip != null || description.toLowerCase(java.util.Locale.ROOT).contains("decompress")) {
+            return Status.INVALID_ARGUMENT.withDescription("malformed request: the compressed message does not"
+                    + " decompress (" + (zip != null ? zip.getMessage() : description) + ")");
         }
         if (description.contains("Deframer") || fromDeframer(cause)) {
             return Status.INVALID_ARGUMENT.withDescription("malformed gRPC frame"

@@ -13,7 +13,7 @@ import java.util.function.Supplier;
 /**
  * Envoy's {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit}, from Envoy's published stubs:
  * what Envoy's global rate-limit filter (and Istio) call. Invalid input is {@code INVALID_ARGUMENT} naming
- * the field, before anything is counted; a store failure is {@code UNAVAILABLE} (Envoy's
+ * the field, a request over the size limit {@code RESOURCE_EXHAUSTED}, before anything is counted; a store failure is {@code UNAVAILABLE} (Envoy's
  * {@code failure_mode_deny} decides what that means for traffic).
  */
 final class RateLimitGrpcService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
@@ -42,8 +42,10 @@ final class RateLimitGrpcService extends RateLimitServiceGrpc.RateLimitServiceIm
         try {
             int size = request.getSerializedSize();
             if (size > settings.maxBodyBytes()) {
-                throw InvalidRequestException.at("", "request of " + size + " bytes; the limit is "
-                        + settings.maxBodyBytes() + " bytes");
+                // Only a compressed message gets here (GrpcFraming bounds the rest): as large once inflated.
+                metrics.invalidRequest(API);
+                observer.onError(GrpcFraming.tooLarge(settings.maxBodyBytes()).asRuntimeException());
+                return;
             }
             descriptors = EnvoyProtocol.descriptors(request);
             envoy.validate(request.getDomain(), descriptors, settings.maxBatch(), settings.maxEntries(), "descriptors");

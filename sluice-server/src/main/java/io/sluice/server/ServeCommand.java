@@ -56,7 +56,8 @@ public final class ServeCommand {
             "--config", "--token", "--token-file", "--tls-cert", "--tls-key");
     private static final Set<String> CONFIG_KEYS = Set.of("bind", "http_port", "grpc_port", "rules", "store", "token",
             "token_file", "tls_cert", "tls_key", "reload_interval", "max_body_bytes", "max_batch", "max_key_length",
-            "max_descriptor_entries", "envoy_response_headers", "shutdown_quiet_period", "shutdown_timeout");
+            "max_descriptor_entries", "envoy_response_headers", "shutdown_quiet_period", "shutdown_timeout",
+            "redis_timeout", "redis_breaker_failures", "redis_breaker_pause");
 
     private ServeCommand() {}
 
@@ -79,6 +80,9 @@ public final class ServeCommand {
             err.println("sluice serve: " + e.getMessage());
             err.println("(sluice serve --help shows the options)");
             return 2;
+        } catch (ConfigException e) {
+            err.println("sluice serve: " + e.getMessage());
+            return 1;
         } catch (IllegalArgumentException e) {
             err.println("sluice serve: " + e.getMessage());
             return 2;
@@ -155,7 +159,8 @@ public final class ServeCommand {
      *
      * @throws UsageException for an unknown option, a missing or malformed value, or an invalid config file
      */
-    static SluiceServer.Builder configure(String[] args, Function<String, String> env) throws UsageException {
+    static SluiceServer.Builder configure(String[] args, Function<String, String> env)
+            throws UsageException, ConfigException {
         Map<String, List<String>> cli = new java.util.LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -197,7 +202,7 @@ public final class ServeCommand {
                 b.grpcPort(port(env.apply("SLUICE_GRPC_PORT"), "SLUICE_GRPC_PORT"));
             }
             if (env.apply("SLUICE_TOKEN") != null) {
-                b.token(env.apply("SLUICE_TOKEN"));
+                token(b, env.apply("SLUICE_TOKEN"), "SLUICE_TOKEN");
             }
             if (cli.containsKey("--rules")) {
                 List<Path> rules = new ArrayList<>();
@@ -220,10 +225,11 @@ public final class ServeCommand {
                 throw new UsageException("give --token or --token-file, not both");
             }
             if (cli.containsKey("--token")) {
-                b.token(cli.get("--token").get(0));
+                token(b, cli.get("--token").get(0), "--token");
             }
             if (cli.containsKey("--token-file")) {
-                b.token(tokenFile(Path.of(cli.get("--token-file").get(0)), "--token-file"));
+                String file = cli.get("--token-file").get(0);
+                token(b, tokenFile(Path.of(file), "--token-file"), "--token-file " + file);
             }
             if (cli.containsKey("--tls-cert") != cli.containsKey("--tls-key")) {
                 throw new UsageException("--tls-cert and --tls-key go together");
@@ -239,7 +245,7 @@ public final class ServeCommand {
     }
 
     /** Applies a YAML config file; relative paths in it are relative to the file's directory. */
-    private static void applyConfig(SluiceServer.Builder b, Path file) throws UsageException {
+    private static void applyConfig(SluiceServer.Builder b, Path file) throws UsageException, ConfigException {
         JsonNode root;
         try {
             root = new ObjectMapper(new YAMLFactory()).readTree(Files.readString(file, StandardCharsets.UTF_8));
@@ -297,10 +303,11 @@ public final class ServeCommand {
                 throw new UsageException(file + ": give token or token_file, not both");
             }
             if (root.has("token")) {
-                b.token(c.string("token"));
+                token(b, c.string("token"), file + ": token");
             }
             if (root.has("token_file")) {
-                b.token(tokenFile(dir.resolve(c.string("token_file")), file + ": token_file"));
+                Path tokenFile = dir.resolve(c.string("token_file"));
+                token(b, tokenFile(tokenFile, file + ": token_file"), file + ": token_file " + tokenFile);
             }
             if (root.has("tls_cert") != root.has("tls_key")) {
                 throw new UsageException(file + ": tls_cert and tls_key go together");
@@ -326,6 +333,13 @@ public final class ServeCommand {
             }
             if (root.has("envoy_response_headers")) {
                 b.envoyResponseHeaders(c.bool("envoy_response_headers"));
+            }
+            if (root.has("redis_timeout") || root.has("redis_breaker_failures") || root.has("redis_breaker_pause")) {
+                StoreFactory.RedisTuning d = StoreFactory.RedisTuning.SERVER_DEFAULT;
+                b.redis(new StoreFactory.RedisTuning(
+                        root.has("redis_timeout") ? c.duration("redis_timeout") : d.timeout(),
+                        root.has("redis_breaker_failures") ? c.integer("redis_breaker_failures") : d.breakerFailures(),
+                        root.has("redis_breaker_pause") ? c.duration("redis_breaker_pause") : d.breakerPause()));
             }
             if (root.has("shutdown_quiet_period") || root.has("shutdown_timeout")) {
                 b.shutdown(root.has("shutdown_quiet_period") ? c.duration("shutdown_quiet_period")
@@ -399,11 +413,33 @@ public final class ServeCommand {
         }
     }
 
+    /**
+     * Sets the token, refusing one that nobody could send (a newline from a file written with two lines, a
+     * space, a control or non-ASCII character) with a message naming where it came from: an invalid setting,
+     * exit status 1, as an invalid config file is.
+     */
+    private static void token(SluiceServer.Builder b, String token, String what) throws ConfigException {
+        String problem = SluiceServer.Builder.tokenProblem(token);
+        if (problem != null) {
+            throw new ConfigException(what + ": the token " + problem);
+        }
+        b.token(token);
+    }
+
     private static Path existing(Path file, String what) throws UsageException {
         if (!Files.isReadable(file)) {
             throw new UsageException(what + " " + file + ": no such (readable) file");
         }
         return file;
+    }
+
+    /** A setting whose value cannot work (a token nobody could send); exit status 1. */
+    static final class ConfigException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        ConfigException(String message) {
+            super(message);
+        }
     }
 
     /** A command line (or config file) that cannot be used; exit status 2. */

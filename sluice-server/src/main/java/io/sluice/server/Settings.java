@@ -24,10 +24,12 @@ import java.util.List;
  * @param envoyHeaders         whether Envoy responses carry rate-limit response headers
  * @param shutdownQuietPeriod  how long stopping waits for requests to stop arriving
  * @param shutdownTimeout      the longest stopping waits for requests in flight
+ * @param redis                the Redis store's timeout and circuit breaker (unused by other stores)
  */
 record Settings(String bind, int httpPort, int grpcPort, List<Path> rules, String storeSpec, String token,
                 Path tlsCert, Path tlsKey, Duration reloadInterval, int maxBodyBytes, int maxBatch, int maxKeyLength,
-                int maxEntries, boolean envoyHeaders, Duration shutdownQuietPeriod, Duration shutdownTimeout) {
+                int maxEntries, boolean envoyHeaders, Duration shutdownQuietPeriod, Duration shutdownTimeout,
+                StoreFactory.RedisTuning redis) {
 
     static final String DEFAULT_BIND = "127.0.0.1";
     static final int DEFAULT_HTTP_PORT = 8080;

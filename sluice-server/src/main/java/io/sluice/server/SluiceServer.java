@@ -99,12 +99,13 @@ public final class SluiceServer implements AutoCloseable {
         route(sb, HttpMethod.GET, "/health", OpsService.health());
         route(sb, HttpMethod.GET, "/healthcheck", OpsService.healthcheck());
         route(sb, HttpMethod.GET, "/ready", OpsService.ready(store));
+        GrpcFraming framing = new GrpcFraming(settings.maxBodyBytes());
         if (settings.grpcOnHttpPort()) {
-            sb.service(grpcHandler);
+            sb.service(grpcHandler, s -> s.decorate(framing));
             this.grpc = null;
         } else {
             ServerBuilder gb = base(settings.grpcPort(), grpcTransportLimit(settings));
-            gb.service(grpcHandler);
+            gb.service(grpcHandler, s -> s.decorate(framing));
             this.grpc = gb.build();
         }
         this.http = sb.build();
@@ -278,9 +279,9 @@ public final class SluiceServer implements AutoCloseable {
     }
 
     /**
-     * What the gRPC transport accepts: twice the configured limit, so a message a little over the limit still
-     * reaches the service and is refused there with INVALID_ARGUMENT naming the limit; only a grossly larger
-     * one is cut off by the transport (RESOURCE_EXHAUSTED).
+     * What the gRPC transport accepts: twice the configured limit, so that a compressed message may inflate a
+     * little past it and still be refused by the service with a message naming the limit. A larger body is cut
+     * off by the transport; every size refusal is RESOURCE_EXHAUSTED naming the limit ({@link GrpcFraming}).
      */
     private static int grpcTransportLimit(Settings settings) {
         return (int) Math.min(Integer.MAX_VALUE, 2L * settings.maxBodyBytes() + 1024);
@@ -294,7 +295,10 @@ public final class SluiceServer implements AutoCloseable {
         return t.getMessage() == null ? t.toString() : t.getMessage();
     }
 
-    /** Every error the server itself produces is JSON; a body over the limit is a 400 naming the limit. */
+    /**
+     * Every error the server itself produces is JSON; a body over the limit is a 413 naming the limit, whether
+     * its declared length is refused up front or a body without one overflows while it is read.
+     */
     private static final class JsonErrors implements ServerErrorHandler {
         private final int maxBodyBytes;
 
@@ -304,8 +308,11 @@ public final class SluiceServer implements AutoCloseable {
 
         @Override
         public HttpResponse onServiceException(ServiceRequestContext ctx, Throwable cause) {
+            if (cause instanceof ContentTooLargeException && isGrpc(ctx.request().headers())) {
+                return GrpcFraming.refuse(GrpcFraming.tooLarge(maxBodyBytes));
+            }
             if (cause instanceof ContentTooLargeException) {
-                return HttpResponses.error(HttpStatus.BAD_REQUEST, HttpResponses.tooLarge(maxBodyBytes));
+                return HttpResponses.error(HttpStatus.REQUEST_ENTITY_TOO_LARGE, HttpResponses.tooLarge(maxBodyBytes));
             }
             return null;
         }
@@ -314,13 +321,22 @@ public final class SluiceServer implements AutoCloseable {
         public AggregatedHttpResponse renderStatus(ServiceRequestContext ctx, ServiceConfig config,
                                                    RequestHeaders headers, HttpStatus status, String description,
                                                    Throwable cause) {
+            if (status == HttpStatus.REQUEST_ENTITY_TOO_LARGE && isGrpc(headers)) {
+                // A gRPC client reads the status from grpc-status; a bare HTTP 413 would reach it as UNKNOWN.
+                return GrpcFraming.aggregated(GrpcFraming.tooLarge(maxBodyBytes));
+            }
             if (status == HttpStatus.REQUEST_ENTITY_TOO_LARGE) {
-                return AggregatedHttpResponse.of(HttpStatus.BAD_REQUEST, MediaType.JSON_UTF_8,
+                return AggregatedHttpResponse.of(HttpStatus.REQUEST_ENTITY_TOO_LARGE, MediaType.JSON_UTF_8,
                         Json.error(HttpResponses.tooLarge(maxBodyBytes)));
             }
             String message = status.toString() + (description == null ? "" : ": " + description);
             return AggregatedHttpResponse.of(status, MediaType.JSON_UTF_8, Json.error(message));
         }
+    }
+
+    private static boolean isGrpc(RequestHeaders headers) {
+        MediaType type = headers.contentType();
+        return type != null && type.subtype().startsWith("grpc");
     }
 
     /** Configures a {@link SluiceServer}; the defaults are those of {@code sluice serve} without arguments. */
@@ -342,6 +358,7 @@ public final class SluiceServer implements AutoCloseable {
         private boolean envoyHeaders = true;
         private Duration shutdownQuietPeriod = Duration.ofSeconds(1);
         private Duration shutdownTimeout = Duration.ofSeconds(10);
+        private StoreFactory.RedisTuning redis = StoreFactory.RedisTuning.SERVER_DEFAULT;
 
         private Builder() {}
 
@@ -385,13 +402,40 @@ public final class SluiceServer implements AutoCloseable {
             return this;
         }
 
-        /** Require {@code Authorization: Bearer TOKEN} on every API call (HTTP and gRPC); default none. */
+        /**
+         * Require {@code Authorization: Bearer TOKEN} on every API call (HTTP and gRPC); default none.
+         *
+         * @throws IllegalArgumentException unless the token is visible ASCII ({@link #tokenProblem})
+         */
         public Builder token(String token) {
-            if (token != null && (token.isBlank() || !token.strip().equals(token))) {
-                throw new IllegalArgumentException("token must be non-empty without surrounding spaces");
+            String problem = token == null ? null : tokenProblem(token);
+            if (problem != null) {
+                throw new IllegalArgumentException("token " + problem);
             }
             this.token = token;
             return this;
+        }
+
+        /**
+         * What makes {@code token} unusable as a bearer token, or null: it must be one or more visible ASCII
+         * characters (U+0021 to U+007E; RFC 6750's b64token is a subset). A space, a newline or another control
+         * character, or any non-ASCII character, could not be sent in an {@code Authorization} header or gRPC
+         * ASCII metadata as the server compares it, so nobody could authenticate.
+         */
+        static String tokenProblem(String token) {
+            if (token.isEmpty()) {
+                return "must not be empty";
+            }
+            for (int i = 0; i < token.length(); i++) {
+                char c = token.charAt(i);
+                if (c < 0x21 || c > 0x7e) {
+                    return "must be visible ASCII characters without spaces (found "
+                            + (c == '\n' ? "a newline" : c == ' ' ? "a space" : c < 0x20 || c == 0x7f
+                            ? "a control character" : "a non-ASCII character")
+                            + String.format(" U+%04X at index %d)", (int) c, i);
+                }
+            }
+            return null;
         }
 
         /** Serve TLS with a PEM certificate chain and PEM (PKCS#8) private key; default plain text. */
@@ -456,6 +500,19 @@ public final class SluiceServer implements AutoCloseable {
         }
 
         /**
+         * How a Redis store fails and recovers: command timeout, consecutive failures that open the circuit
+         * breaker, and how long it stays open; default {@link StoreFactory.RedisTuning#SERVER_DEFAULT} (250 ms,
+         * 3, 500 ms). Used when the store is opened from a Redis URI.
+         */
+        public Builder redis(StoreFactory.RedisTuning tuning) {
+            if (tuning == null) {
+                throw new IllegalArgumentException("redis settings must not be null");
+            }
+            this.redis = tuning;
+            return this;
+        }
+
+        /**
          * Reads the rules and opens the store; nothing listens until {@link SluiceServer#start()}.
          *
          * @throws RuleFileException        when a rule file is invalid (file, line and field in the message)
@@ -465,13 +522,13 @@ public final class SluiceServer implements AutoCloseable {
         public SluiceServer build() throws IOException, RuleFileException {
             Settings settings = new Settings(bind, httpPort, grpcPort, List.copyOf(rules),
                     store != null ? "(given)" : storeSpec, token, tlsCert, tlsKey, reloadInterval, maxBodyBytes,
-                    maxBatch, maxKeyLength, maxEntries, envoyHeaders, shutdownQuietPeriod, shutdownTimeout);
+                    maxBatch, maxKeyLength, maxEntries, envoyHeaders, shutdownQuietPeriod, shutdownTimeout, redis);
             RuleSet.Sources sources = RuleSet.read(settings.rules());
             boolean owns = store == null;
             ServerMetrics metrics = new ServerMetrics();
             Store s;
             try {
-                s = owns ? StoreFactory.open(storeSpec, new SluiceMetrics(metrics.registry())) : store;
+                s = owns ? StoreFactory.open(storeSpec, () -> new SluiceMetrics(metrics.registry()), redis) : store;
             } catch (RuntimeException e) {
                 metrics.close();
                 throw e;

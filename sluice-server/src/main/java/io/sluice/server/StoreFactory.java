@@ -1,6 +1,9 @@
 package io.sluice.server;
 
+import io.sluice.SluiceListener;
 import io.sluice.Store;
+import java.time.Duration;
+import java.util.function.Supplier;
 
 /**
  * Opens the store {@code --store} names. The one place that knows which stores exist, so that adding one is a
@@ -11,20 +14,62 @@ public final class StoreFactory {
     private StoreFactory() {}
 
     /**
+     * How the server's Redis store fails and recovers ({@code redis_timeout}, {@code redis_breaker_failures},
+     * {@code redis_breaker_pause} in the config file).
+     *
+     * @param timeout         how long one Redis command may take, connecting included
+     * @param breakerFailures consecutive unavailable calls that open the circuit breaker
+     * @param breakerPause    how long an open breaker answers by the failure policy before one call probes
+     */
+    public record RedisTuning(Duration timeout, int breakerFailures, Duration breakerPause) {
+
+        /**
+         * The server's defaults: 250 ms, 3 failures, 500 ms. After Redis comes back, answers are normal again
+         * within one pause and one timeout (the last probe that failed, then the pause it started), about
+         * 0.85 s with Lettuce's 100 ms timer tick. The library's defaults (1 s, 2 s) took up to 3.1 s. The
+         * price: a Redis that stalls longer than 250 ms (a fork on a large dataset, a slow script, a congested
+         * network) fails calls that a longer timeout would have waited out, and during an outage a probe every
+         * 500 ms costs its caller up to one timeout. Raise {@code redis_timeout} for a Redis far away or under
+         * such stalls.
+         */
+        public static final RedisTuning SERVER_DEFAULT = new RedisTuning(Duration.ofMillis(250), 3,
+                Duration.ofMillis(500));
+
+        /** @throws IllegalArgumentException naming the setting and its range */
+        public RedisTuning {
+            try {
+                io.sluice.redis.internal.StoreSettings.checkTimeout(timeout);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("redis_timeout must be between 1ms and 1h, was " + timeout);
+            }
+            if (breakerFailures < 1 || breakerFailures > 1000) {
+                throw new IllegalArgumentException("redis_breaker_failures must be in [1, 1000], was "
+                        + breakerFailures);
+            }
+            if (breakerPause == null || breakerPause.compareTo(Duration.ofMillis(1)) < 0
+                    || breakerPause.compareTo(Duration.ofHours(1)) > 0) {
+                throw new IllegalArgumentException("redis_breaker_pause must be between 1ms and 1h, was "
+                        + breakerPause);
+            }
+        }
+    }
+
+    /**
      * A new store for {@code spec}: {@code memory}, or a {@code redis://} / {@code rediss://} URI.
      *
      * @throws IllegalArgumentException saying what is wrong with the spec, or that its store is not part of this
      *                                  build
      */
     public static Store open(String spec) {
-        return open(spec, io.sluice.SluiceListener.NONE);
+        return open(spec, () -> SluiceListener.NONE, RedisTuning.SERVER_DEFAULT);
     }
 
     /**
      * As {@link #open(String)}, with a listener told of the Redis store's calls, breaker transitions, leases and
-     * syncs (the in-memory store has none of these).
+     * syncs, asked for only when the store is Redis (the in-memory store has none of these, so it gets no
+     * meters that could only read NaN), and Redis failure settings.
      */
-    public static Store open(String spec, io.sluice.SluiceListener listener) {
+    public static Store open(String spec, Supplier<? extends SluiceListener> redisListener, RedisTuning tuning) {
         if (spec.equals("memory")) {
             return Store.memory().build();
         }
@@ -33,7 +78,9 @@ public final class StoreFactory {
             // Every server process pointed at the same Redis decides in it, which is how several share limits.
             // Two or more comma-separated seed URIs mean a Redis Cluster (as `sluice replay --store` reads them).
             boolean cluster = !lower.startsWith("redis-sentinel://") && spec.contains(",");
-            return io.sluice.redis.RedisStore.builder().uri(spec).cluster(cluster).listener(listener).build();
+            return io.sluice.redis.RedisStore.builder().uri(spec).cluster(cluster).timeout(tuning.timeout())
+                    .circuitBreaker(tuning.breakerFailures(), tuning.breakerPause()).listener(redisListener.get())
+                    .build();
         }
         throw new IllegalArgumentException("--store must be memory or a redis://, rediss:// or redis-sentinel:// URI, was '" + spec + "'");
     }

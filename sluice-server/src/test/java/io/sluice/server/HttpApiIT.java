@@ -2,7 +2,9 @@ package io.sluice.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -231,13 +233,24 @@ class HttpApiIT {
                 {"{\"rule\": \"api\", \"key\": \"v\"} {}", "malformed JSON"},
                 {"{\"rule\": \"api\", \"key\": \"v\", \"permits\": NaN}", "malformed JSON"},
                 {"{\"a\":" + "[".repeat(40) + "]".repeat(40) + "}", "malformed JSON"},
-                {"x".repeat(70_000), "request body too large: the limit is 65536 bytes"},
         };
         for (String[] c : cases) {
             HttpResponse<String> r = t.post("/v1/check", c[0]);
             assertThat(r.statusCode()).as(c[0]).isEqualTo(400);
             assertThat(r.headers().firstValue("Content-Type")).hasValue("application/json; charset=utf-8");
             assertThat(r.body()).as(c[0]).startsWith("{\"error\":\"").contains(c[1]);
+        }
+        // A body over the limit is 413 Content Too Large, declared up front or streamed without a length.
+        for (String path : List.of("/v1/check", "/v1/check/batch", "/json")) {
+            HttpResponse<String> declared = t.post(path, "x".repeat(70_000));
+            HttpResponse<String> streamed = t.send(t.request(path).POST(HttpRequest.BodyPublishers.ofInputStream(
+                    () -> new java.io.ByteArrayInputStream("y".repeat(70_000).getBytes(StandardCharsets.UTF_8))))
+                    .build());
+            for (HttpResponse<String> r : List.of(declared, streamed)) {
+                assertThat(r.statusCode()).as(path).isEqualTo(413);
+                assertThat(r.headers().firstValue("Content-Type")).hasValue("application/json; charset=utf-8");
+                assertThat(r.body()).isEqualTo("{\"error\":\"request body too large: the limit is 65536 bytes\"}");
+            }
         }
         for (String rule : List.of("api", "burst")) {
             assertThat(t.post("/v1/check", "{\"rule\": \"" + rule + "\", \"key\": \"v\", \"op\": \"peek\", \"permits\":"

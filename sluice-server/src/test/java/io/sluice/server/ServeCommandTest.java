@@ -93,7 +93,6 @@ class ServeCommandTest {
                 {"--store=memory", "--store=memory", "--store given twice"},
                 {"--tls-cert", "c.pem", "--tls-cert and --tls-key go together"},
                 {"--token", "a", "--token-file", "b", "give --token or --token-file, not both"},
-                {"--token", " padded", "token must be non-empty without surrounding spaces"},
                 {"--config", config.toString(), config + ": colour: unknown setting; the settings are bind,"},
                 {"--config", typed.toString(), typed + ": http_port: expected an integer; was the string \"eighty\""},
                 {"--config", dir.resolve("missing.yaml").toString(), "no such file"},
@@ -122,6 +121,64 @@ class ServeCommandTest {
         assertThat(rules.code).isEqualTo(1);
         assertThat(rules.err).contains(bad + ":2:").contains("limits.l.limit");
         assertThat(run("--rules", dir.resolve("none.yaml").toString()).code).isEqualTo(2);
+    }
+
+    @Test
+    void aTokenNobodyCouldSendIsRefusedNamingWhereItCameFrom() throws Exception {
+        Files.writeString(dir.resolve("two-lines.txt"), "first\nsecond\n");
+        Path config = dir.resolve("serve.yaml");
+        Files.writeString(config, "token: \"tab\\there\"\n");
+        Path configFile = dir.resolve("serve-file.yaml");
+        Files.writeString(configFile, "token_file: two-lines.txt\n");
+        Object[][] cases = {
+                {new String[] {"--token", "abc\ndef"}, Map.of(), "--token: the token must be visible ASCII"
+                        + " characters without spaces (found a newline U+000A at index 3)"},
+                {new String[] {"--token", " padded"}, Map.of(), "--token: the token must be visible ASCII"
+                        + " characters without spaces (found a space U+0020 at index 0)"},
+                {new String[] {"--token", "caf\u00e9"}, Map.of(), "(found a non-ASCII character U+00E9 at index 3)"},
+                {new String[] {}, Map.of("SLUICE_TOKEN", "a\rb"), "SLUICE_TOKEN: the token must be visible ASCII"},
+                {new String[] {"--token-file", dir.resolve("two-lines.txt").toString()}, Map.of(),
+                        "--token-file " + dir.resolve("two-lines.txt") + ": the token must be visible ASCII"},
+                {new String[] {"--config", config.toString()}, Map.of(),
+                        config + ": token: the token must be visible ASCII characters without spaces (found a"
+                                + " control character U+0009 at index 3)"},
+                {new String[] {"--config", configFile.toString()}, Map.of(), configFile + ": token_file "},
+        };
+        for (Object[] c : cases) {
+            String[] args = (String[]) c[0];
+            @SuppressWarnings("unchecked")
+            Map<String, String> env = (Map<String, String>) c[1];
+            assertThatThrownBy(() -> configure(env, args)).as(String.join(" ", args) + " " + env)
+                    .isInstanceOf(ServeCommand.ConfigException.class).hasMessageContaining((String) c[2]);
+        }
+        Result run = run("--token", "abc\ndef");
+        assertThat(run.code).isEqualTo(1);
+        assertThat(run.err).isEqualTo("sluice serve: --token: the token must be visible ASCII characters without"
+                + " spaces (found a newline U+000A at index 3)" + System.lineSeparator());
+        // A file's final newline is not part of the token.
+        Files.writeString(dir.resolve("token.txt"), "s3cr3t-T0ken_~+/=\n");
+        assertThat(field(configure(Map.of(), "--token-file", dir.resolve("token.txt").toString()), "token"))
+                .isEqualTo("s3cr3t-T0ken_~+/=");
+    }
+
+    @Test
+    void redisTimeoutAndBreakerAreSettableAndDefaultToRecoveringWithinASecond() throws Exception {
+        assertThat(field(configure(Map.of()), "redis"))
+                .isEqualTo("RedisTuning[timeout=PT0.25S, breakerFailures=3, breakerPause=PT0.5S]");
+        Path config = dir.resolve("serve.yaml");
+        Files.writeString(config, "redis_timeout: 2s\nredis_breaker_failures: 5\nredis_breaker_pause: 3s\n");
+        assertThat(field(configure(Map.of(), "--config", config.toString()), "redis"))
+                .isEqualTo("RedisTuning[timeout=PT2S, breakerFailures=5, breakerPause=PT3S]");
+        Files.writeString(config, "redis_timeout: 100ms\n");
+        assertThat(field(configure(Map.of(), "--config", config.toString()), "redis"))
+                .isEqualTo("RedisTuning[timeout=PT0.1S, breakerFailures=3, breakerPause=PT0.5S]");
+        Files.writeString(config, "redis_breaker_pause: 0s\n");
+        assertThatThrownBy(() -> configure(Map.of(), "--config", config.toString()))
+                .isInstanceOf(ServeCommand.UsageException.class)
+                .hasMessage(config + ": redis_breaker_pause must be between 1ms and 1h, was PT0S");
+        Files.writeString(config, "redis_breaker_failures: 0\n");
+        assertThatThrownBy(() -> configure(Map.of(), "--config", config.toString()))
+                .hasMessage(config + ": redis_breaker_failures must be in [1, 1000], was 0");
     }
 
     private record Result(int code, String out, String err) {}

@@ -29,7 +29,7 @@ final class Ports {
     /**
      * Every command times out after the store's timeout and is then completed, so Lettuce never re-sends it
      * after a reconnect (TimeoutOptions; see docs/redis-script-protocol.md, "Replays"). Connection attempts are
-     * bounded by the same timeout. Auto-reconnect stays on (Lettuce's default, at-least-once).
+     * bounded by {@link StoreSettings#connectTimeout()} (the same timeout, at least 1 s). Auto-reconnect stays on (Lettuce's default, at-least-once).
      *
      * <p>While disconnected, commands are accepted and queued (Lettuce's default {@code DisconnectedBehavior}),
      * not rejected: a connection that drops and comes back within the timeout costs nothing, and a queued
@@ -41,7 +41,7 @@ final class Ports {
     static ClientOptions options(StoreSettings settings) {
         return ClientOptions.builder()
                 .timeoutOptions(TimeoutOptions.enabled(settings.timeout()))
-                .socketOptions(SocketOptions.builder().connectTimeout(settings.timeout()).build())
+                .socketOptions(SocketOptions.builder().connectTimeout(settings.connectTimeout()).build())
                 .build();
     }
 
@@ -64,7 +64,7 @@ final class Ports {
     static ClusterClientOptions clusterOptions(StoreSettings settings) {
         return ClusterClientOptions.builder()
                 .timeoutOptions(TimeoutOptions.enabled(settings.timeout()))
-                .socketOptions(SocketOptions.builder().connectTimeout(settings.timeout()).build())
+                .socketOptions(SocketOptions.builder().connectTimeout(settings.connectTimeout()).build())
                 .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
                         .enableAllAdaptiveRefreshTriggers()
                         .adaptiveRefreshTriggersTimeout(ADAPTIVE_REFRESH_INTERVAL)

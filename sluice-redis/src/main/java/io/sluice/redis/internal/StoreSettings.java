@@ -108,6 +108,24 @@ public record StoreSettings(List<RedisURI> uris, boolean cluster, String prefix,
         return timeout.multipliedBy(3).plusSeconds(1);
     }
 
+    /** The shortest time a connection attempt is given, whatever the command timeout: see {@link #connectTimeout}. */
+    public static final Duration MIN_CONNECT_TIMEOUT = Duration.ofSeconds(1);
+
+    /**
+     * How long a connection attempt and its handshake (HELLO, AUTH, SELECT; and a Sentinel lookup) may take:
+     * the command timeout, but at least {@link #MIN_CONNECT_TIMEOUT}. A sub-second command timeout is a choice
+     * about how long a decision may wait; it must not make a store that starts in a cold or busy JVM fail to
+     * connect at all. A connection lost later is re-established in the background, so this bounds no call.
+     */
+    public static Duration connectTimeout(Duration commandTimeout) {
+        return commandTimeout.compareTo(MIN_CONNECT_TIMEOUT) < 0 ? MIN_CONNECT_TIMEOUT : commandTimeout;
+    }
+
+    /** {@link #connectTimeout(Duration)} of this store's timeout. */
+    public Duration connectTimeout() {
+        return connectTimeout(timeout);
+    }
+
     /** @throws IllegalArgumentException unless 1 to 64 characters without braces or whitespace */
     public static String checkPrefix(String prefix) {
         if (prefix == null || prefix.isEmpty() || prefix.length() > 64) {
@@ -120,6 +138,10 @@ public record StoreSettings(List<RedisURI> uris, boolean cluster, String prefix,
                 throw new IllegalArgumentException("prefix must not contain '{', '}' or whitespace (braces would "
                         + "change the keys' hash slots), was '" + prefix + "'");
             }
+        }
+        String problem = io.sluice.Text.problem(prefix);
+        if (problem != null) {
+            throw new IllegalArgumentException("prefix " + problem);
         }
         return prefix;
     }
