@@ -243,14 +243,17 @@ final class Replay {
     }
 
     private void drawChart(Path file, String traceName, List<Run> runs) throws IOException {
+        List<String> titles = ReplayChart.panelTitles(options.allRules());
         List<ReplayChart.Panel> panels = new ArrayList<>();
-        for (Run run : runs) {
-            panels.add(new ReplayChart.Panel(run.simulation.source(), run.timeline.slices(ReplayChart.MAX_SLICES),
+        for (int i = 0; i < runs.size(); i++) {
+            Run run = runs.get(i);
+            panels.add(new ReplayChart.Panel(titles.get(i), run.timeline.slices(ReplayChart.MAX_SLICES),
                     run.timeline.anyWait(), run.admitted, run.rejected));
         }
         int height = options.chartHeight() > 0 ? options.chartHeight()
                 : ReplayChart.FRAME_HEIGHT + ReplayChart.PANEL_HEIGHT * panels.size();
-        ReplayChart.write(file, ReplayChart.isSvg(options.chart()), "sluice replay of " + traceName, panels,
+        String traceTitle = options.trace().equals("-") ? traceName : ReplayChart.fileName(Path.of(options.trace()));
+        ReplayChart.write(file, ReplayChart.isSvg(options.chart()), "sluice replay of " + traceTitle, panels,
                 options.chartWidth(), height);
     }
 
