@@ -10,13 +10,15 @@ import java.time.Duration;
  * {@link Gcra}, {@link LeakyBucket}, {@link SmoothBursty}, {@link SmoothWarmingUp}, {@link RefreshPeriod} and
  * {@link Concurrency}. Each is built with a static {@code of(...)} factory and refined with {@code with...}
  * methods that return a validated copy; every invalid value throws {@link IllegalArgumentException} naming
- * the field and the accepted range. Other implementations are not supported.
+ * the field and the accepted range. The interface is sealed: the stores, the rule files and the Lua scripts
+ * know exactly these algorithms, and no other implementation could be decided.
  *
  * <p>Common bounds: counts (limits, capacities, permits) are at most {@link #MAX_COUNT}; durations are whole
  * microseconds between 1 µs and {@link #MAX_DURATION}. The bounds keep every algorithm's arithmetic exact in
  * 64-bit integers and in the IEEE doubles of the Redis Lua port.
  */
-public interface Limit {
+public sealed interface Limit permits FixedWindow, SlidingLog, SlidingWindow, RollingWindow, TokenBucket, Gcra,
+        LeakyBucket, SmoothBursty, SmoothWarmingUp, RefreshPeriod, Concurrency {
 
     /** Largest limit, capacity or permit count accepted anywhere: 10^12. */
     long MAX_COUNT = 1_000_000_000_000L;

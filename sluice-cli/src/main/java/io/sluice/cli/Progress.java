@@ -3,8 +3,9 @@ package io.sluice.cli;
 import java.io.PrintStream;
 
 /**
- * A one-line progress bar on stderr for replays that take more than a couple of seconds; silent when there is
- * no terminal ({@code System.console() == null}: redirected, piped, or under a test) so logs stay clean.
+ * A one-line progress bar on stderr for replays that take more than a couple of seconds, drawn when stderr is a
+ * terminal ({@link Terminal}) whatever standard output is (the decisions may go to a file or a pipe); silent
+ * when stderr is redirected, so logs stay clean.
  */
 final class Progress {
 

@@ -41,6 +41,8 @@ final class Replay {
     private final ReplayOptions options;
     private final PrintStream out;
     private final PrintStream err;
+    /** Whether to draw the progress bar: stderr is this process's and a terminal. */
+    private final boolean progressBar;
     /** The store as the summary names it (no credentials). */
     private String storeName;
 
@@ -59,13 +61,14 @@ final class Replay {
         }
     }
 
-    private Replay(ReplayOptions options, PrintStream out, PrintStream err) {
+    private Replay(ReplayOptions options, PrintStream out, PrintStream err, boolean progressBar) {
         this.options = options;
         this.out = out;
         this.err = err;
+        this.progressBar = progressBar;
     }
 
-    /** Runs the command; returns the exit code (0 done, 1 bad input, 2 usage). */
+    /** Runs the command; returns the exit code ({@link ExitStatus}: 0 done, 1 bad input, 2 usage, 3 store). */
     static int run(String[] args, PrintStream out, PrintStream err) {
         ReplayOptions options;
         try {
@@ -77,10 +80,16 @@ final class Replay {
             out.println(ReplayOptions.USAGE);
             return 0;
         }
+        boolean progressBar;
+        try {
+            progressBar = err == System.err && Terminal.stderrIsTerminal();
+        } catch (IllegalArgumentException e) {
+            return usageError(err, e.getMessage());
+        }
         // Charts draw with AWT, which must know before its first use that there is no display to draw on.
         System.setProperty("java.awt.headless", "true");
         try {
-            new Replay(options, out, err).replay();
+            new Replay(options, out, err, progressBar).replay();
             return 0;
         } catch (UsageException e) {
             return usageError(err, e.getMessage());
@@ -94,7 +103,7 @@ final class Replay {
             // What was decided before the failure stays written to standard output; --out and --chart are not
             // written.
             err.println("sluice replay: " + e.getMessage());
-            return 2;
+            return ExitStatus.STORE_UNAVAILABLE;
         }
     }
 
@@ -168,7 +177,7 @@ final class Replay {
     private void replayAll(TraceReader trace, List<Run> runs, Output decisions, long maxLagMicros)
             throws IOException, InputException, UsageException, StoreException {
         long size = options.trace().equals("-") ? 0 : Files.size(Path.of(options.trace()));
-        Progress progress = new Progress(err, size, System.console() != null);
+        Progress progress = new Progress(err, size, progressBar);
         DecisionWriter writer = decisions.writer() == null ? null : new DecisionWriter(decisions.writer());
         // The lag is real time minus trace time; it may fall (the trace skips ahead) but must never rise more
         // than maxLagMicros above its lowest point so far.
@@ -243,14 +252,17 @@ final class Replay {
     }
 
     private void drawChart(Path file, String traceName, List<Run> runs) throws IOException {
+        List<String> titles = ReplayChart.panelTitles(options.allRules());
         List<ReplayChart.Panel> panels = new ArrayList<>();
-        for (Run run : runs) {
-            panels.add(new ReplayChart.Panel(run.simulation.source(), run.timeline.slices(ReplayChart.MAX_SLICES),
+        for (int i = 0; i < runs.size(); i++) {
+            Run run = runs.get(i);
+            panels.add(new ReplayChart.Panel(titles.get(i), run.timeline.slices(ReplayChart.MAX_SLICES),
                     run.timeline.anyWait(), run.admitted, run.rejected));
         }
         int height = options.chartHeight() > 0 ? options.chartHeight()
                 : ReplayChart.FRAME_HEIGHT + ReplayChart.PANEL_HEIGHT * panels.size();
-        ReplayChart.write(file, ReplayChart.isSvg(options.chart()), "sluice replay of " + traceName, panels,
+        String traceTitle = options.trace().equals("-") ? traceName : ReplayChart.fileName(Path.of(options.trace()));
+        ReplayChart.write(file, ReplayChart.isSvg(options.chart()), "sluice replay of " + traceTitle, panels,
                 options.chartWidth(), height);
     }
 

@@ -9,8 +9,12 @@ import java.awt.geom.Ellipse2D;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
 import java.util.TimeZone;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
@@ -61,6 +65,26 @@ final class ReplayChart {
     private ReplayChart() {}
 
     /** Whether {@code file} names an SVG (else a PNG). */
+    /**
+     * The panels' titles for these rules files: each file's name, short enough never to wrap, unless two
+     * different files share a name, and then the paths as given, so that the panels can be told apart. Never
+     * the absolute path: a chart must not change with where the files lie.
+     */
+    static List<String> panelTitles(List<Path> rulesFiles) {
+        Map<String, Set<Path>> byName = new HashMap<>();
+        for (Path file : rulesFiles) {
+            byName.computeIfAbsent(fileName(file), n -> new HashSet<>()).add(file.normalize());
+        }
+        boolean ambiguous = byName.values().stream().anyMatch(paths -> paths.size() > 1);
+        return rulesFiles.stream().map(f -> ambiguous ? f.toString() : fileName(f)).toList();
+    }
+
+    /** The last element of {@code file}, or the whole of it when it has none (a root). */
+    static String fileName(Path file) {
+        Path name = file.getFileName();
+        return name == null ? file.toString() : name.toString();
+    }
+
     static boolean isSvg(Path file) {
         return file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".svg");
     }

@@ -51,7 +51,10 @@ record ReplayOptions(Path rules, String trace, String store, Path out, boolean s
             "  --chart-size WxH     chart size in pixels (default 1000 x (120 + 260 per rules file))",
             "  --compare FILE...    also replay the trace under these rules files (one chart panel each)",
             "",
-            "Exit status: 0 done, 1 bad rules or trace (the message names file, line and field), 2 usage.");
+            "  -h, --help           this text",
+            "",
+            "Exit status: 0 done, 1 bad rules or trace (the message names file, line and field), 2 usage,",
+            "3 the store is unavailable (Redis unreachable, failing, or too slow for the trace).");
 
     /** The options that take a value. */
     private static final Set<String> VALUED = Set.of("--rules", "--trace", "--store", "--out", "--chart",

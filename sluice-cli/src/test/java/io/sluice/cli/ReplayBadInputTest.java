@@ -228,7 +228,7 @@ class ReplayBadInputTest {
         // Port 1 on loopback: nothing listens there, so the connection is refused at once.
         ReplayRun run = replay("--rules", rules, "--trace", write("t.jsonl", GOOD), "--store",
                 "redis://:secret@127.0.0.1:1");
-        assertThat(run.exitCode()).as(run.err()).isEqualTo(2);
+        assertThat(run.exitCode()).as(run.err()).isEqualTo(ExitStatus.STORE_UNAVAILABLE).isEqualTo(3);
         assertThat(run.err()).startsWith("sluice replay: cannot connect to Redis at redis://127.0.0.1:1")
                 .doesNotContain("secret");
         assertThat(run.out()).isEmpty();

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.awt.image.BufferedImage;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import javax.imageio.ImageIO;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
@@ -60,6 +61,35 @@ class ReplayChartTest {
         assertThat(Double.parseDouble(root.getAttribute("width"))).isEqualTo(640);
         assertThat(Double.parseDouble(root.getAttribute("height"))).isEqualTo(480);
         assertThat(Files.readString(svg)).contains("admitted").contains("rejected").contains("token_bucket.yaml");
+    }
+
+    @Test
+    void panelsAreTitledByFileNameWhereverTheFilesLie() throws Exception {
+        // A directory name long enough that a title carrying the whole path would wrap, as a checkout at an
+        // unlucky path did: the panel shows the file name, and the chart the trace's file name, in one piece.
+        Path deep = Files.createDirectories(dir.resolve("d".repeat(120)).resolve("e".repeat(90)));
+        Path rules = Files.copy(resource("token_bucket.yaml"), deep.resolve("token_bucket.yaml"));
+        Path trace = Files.copy(resource("token_bucket.jsonl"), deep.resolve("token_bucket.jsonl"));
+        Path svg = dir.resolve("chart.svg");
+
+        ReplayRun run = replay("--rules", rules, "--trace", trace, "--out", dir.resolve("d.jsonl"), "--chart", svg,
+                "--chart-size", "640x480");
+
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        String text = Files.readString(svg);
+        assertThat(text).contains(">token_bucket.yaml   admitted ").contains(">sluice replay of token_bucket.jsonl<")
+                .doesNotContain("ddd");
+    }
+
+    @Test
+    void comparedFilesOfOneNameAreTitledByThePathsGiven() {
+        Path a = Path.of("a", "token_bucket.yaml");
+        Path b = Path.of("b", "token_bucket.yaml");
+
+        assertThat(ReplayChart.panelTitles(List.of(a, b, b)))
+                .containsExactly(a.toString(), b.toString(), b.toString());
+        assertThat(ReplayChart.panelTitles(List.of(a, a, Path.of("gcra.yaml"))))
+                .containsExactly("token_bucket.yaml", "token_bucket.yaml", "gcra.yaml");
     }
 
     @Test

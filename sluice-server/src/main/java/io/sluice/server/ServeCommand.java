@@ -25,9 +25,9 @@ import java.util.function.Function;
 
 /**
  * {@code sluice serve}: runs {@link SluiceServer} until the process is told to stop (SIGINT, SIGTERM), then
- * stops gracefully. Settings come from, in order of precedence, the command line, the environment
- * ({@code SLUICE_TOKEN}, {@code SLUICE_HTTP_PORT}, {@code SLUICE_GRPC_PORT}), a {@code --config} file, and the
- * defaults: the bundled example rules on the in-memory store, on 127.0.0.1 ports 8080 (HTTP) and 8081 (gRPC).
+ * stops gracefully. Settings come from, in order of precedence, the command line, the environment (each option
+ * {@code --x-y} as {@code SLUICE_X_Y}), a {@code --config} file, and the defaults: the bundled example rules on
+ * the in-memory store, on 127.0.0.1 ports 8080 (HTTP) and 8081 (gRPC).
  */
 public final class ServeCommand {
 
@@ -46,11 +46,19 @@ public final class ServeCommand {
             "  --http-port PORT   HTTP port (default 8080; 0 picks a free one)",
             "  --grpc-port PORT   gRPC port (default 8081; 0 picks a free one; the HTTP port's number shares it)",
             "  --config FILE      a YAML file with these settings and more (see the README)",
-            "  --token TOKEN      require 'Authorization: Bearer TOKEN' (or env SLUICE_TOKEN, or --token-file)",
+            "  --token TOKEN      require 'Authorization: Bearer TOKEN' on every API call",
+            "  --token-file FILE  ... with the token read from FILE (it stays out of ps)",
             "  --tls-cert FILE    serve TLS with this PEM certificate chain ...",
             "  --tls-key FILE     ... and this PEM (PKCS#8) private key",
             "",
-            "Exit status: 0 stopped, 1 invalid rules or config or a port that cannot be bound, 2 usage.");
+            "  -h, --help         this text",
+            "",
+            "Every option can also be set by an environment variable, SLUICE_ and its name: SLUICE_STORE,",
+            "SLUICE_HTTP_PORT, SLUICE_TOKEN ... (SLUICE_RULES: comma-separated files). The command line wins over",
+            "the environment, which wins over the --config file.",
+            "",
+            "Exit status: 0 stopped, 1 invalid rules or config or a port that cannot be bound, 2 usage,",
+            "3 the store is unavailable (Redis cannot be reached).");
 
     private static final Set<String> VALUED = Set.of("--rules", "--store", "--bind", "--http-port", "--grpc-port",
             "--config", "--token", "--token-file", "--tls-cert", "--tls-key");
@@ -58,6 +66,9 @@ public final class ServeCommand {
             "token_file", "tls_cert", "tls_key", "reload_interval", "max_body_bytes", "max_batch", "max_key_length",
             "max_descriptor_entries", "envoy_response_headers", "shutdown_quiet_period", "shutdown_timeout",
             "redis_timeout", "redis_breaker_failures", "redis_breaker_pause");
+
+    /** The exit status for a store that cannot be reached; the same number as sluice-cli's ExitStatus. */
+    static final int STORE_UNAVAILABLE = 3;
 
     private ServeCommand() {}
 
@@ -95,6 +106,10 @@ public final class ServeCommand {
         } catch (IOException e) {
             err.println("sluice serve: " + e);
             return 1;
+        } catch (io.sluice.redis.RedisStoreException e) {
+            // Expected when Redis is down or the address is wrong: the message says which, no stack trace.
+            err.println("sluice serve: the store is unavailable: " + e.getMessage());
+            return STORE_UNAVAILABLE;
         }
         try {
             server.start();
@@ -189,59 +204,84 @@ public final class ServeCommand {
             }
             cli.computeIfAbsent(arg, k -> new ArrayList<>()).add(value);
         }
+        Map<String, List<String>> given = withEnvironment(cli, env);
         SluiceServer.Builder b = SluiceServer.builder();
-        if (cli.containsKey("--config")) {
-            applyConfig(b, Path.of(cli.get("--config").get(0)));
+        if (given.containsKey("--config")) {
+            applyConfig(b, Path.of(given.get("--config").get(0)));
         }
         try {
-            // The environment overrides the file, the command line both.
-            if (env.apply("SLUICE_HTTP_PORT") != null) {
-                b.httpPort(port(env.apply("SLUICE_HTTP_PORT"), "SLUICE_HTTP_PORT"));
-            }
-            if (env.apply("SLUICE_GRPC_PORT") != null) {
-                b.grpcPort(port(env.apply("SLUICE_GRPC_PORT"), "SLUICE_GRPC_PORT"));
-            }
-            if (env.apply("SLUICE_TOKEN") != null) {
-                token(b, env.apply("SLUICE_TOKEN"), "SLUICE_TOKEN");
-            }
-            if (cli.containsKey("--rules")) {
+            // Each option from the command line or else its environment variable (withEnvironment), over the
+            // config file, over the defaults.
+            if (given.containsKey("--rules")) {
                 List<Path> rules = new ArrayList<>();
-                cli.get("--rules").forEach(r -> rules.add(Path.of(r)));
+                given.get("--rules").forEach(r -> rules.add(Path.of(r)));
                 b.rules(rules);
             }
-            if (cli.containsKey("--store")) {
-                b.store(cli.get("--store").get(0));
+            if (given.containsKey("--store")) {
+                b.store(given.get("--store").get(0));
             }
-            if (cli.containsKey("--bind")) {
-                b.bind(cli.get("--bind").get(0));
+            if (given.containsKey("--bind")) {
+                b.bind(given.get("--bind").get(0));
             }
-            if (cli.containsKey("--http-port")) {
-                b.httpPort(port(cli.get("--http-port").get(0), "--http-port"));
+            if (given.containsKey("--http-port")) {
+                b.httpPort(port(given.get("--http-port").get(0), source("--http-port", cli)));
             }
-            if (cli.containsKey("--grpc-port")) {
-                b.grpcPort(port(cli.get("--grpc-port").get(0), "--grpc-port"));
+            if (given.containsKey("--grpc-port")) {
+                b.grpcPort(port(given.get("--grpc-port").get(0), source("--grpc-port", cli)));
             }
-            if (cli.containsKey("--token") && cli.containsKey("--token-file")) {
-                throw new UsageException("give --token or --token-file, not both");
+            if (given.containsKey("--token") && given.containsKey("--token-file")) {
+                throw new UsageException(cli.containsKey("--token") ? "give --token or --token-file, not both"
+                        : "give SLUICE_TOKEN or SLUICE_TOKEN_FILE, not both");
             }
-            if (cli.containsKey("--token")) {
-                token(b, cli.get("--token").get(0), "--token");
+            if (given.containsKey("--token")) {
+                token(b, given.get("--token").get(0), source("--token", cli));
             }
-            if (cli.containsKey("--token-file")) {
-                String file = cli.get("--token-file").get(0);
-                token(b, tokenFile(Path.of(file), "--token-file"), "--token-file " + file);
+            if (given.containsKey("--token-file")) {
+                String file = given.get("--token-file").get(0);
+                String from = source("--token-file", cli);
+                token(b, tokenFile(Path.of(file), from), from + " " + file);
             }
-            if (cli.containsKey("--tls-cert") != cli.containsKey("--tls-key")) {
-                throw new UsageException("--tls-cert and --tls-key go together");
+            if (given.containsKey("--tls-cert") != given.containsKey("--tls-key")) {
+                throw new UsageException("--tls-cert and --tls-key go together (or SLUICE_TLS_CERT and SLUICE_TLS_KEY)");
             }
-            if (cli.containsKey("--tls-cert")) {
-                b.tls(existing(Path.of(cli.get("--tls-cert").get(0)), "--tls-cert"),
-                        existing(Path.of(cli.get("--tls-key").get(0)), "--tls-key"));
+            if (given.containsKey("--tls-cert")) {
+                b.tls(existing(Path.of(given.get("--tls-cert").get(0)), source("--tls-cert", cli)),
+                        existing(Path.of(given.get("--tls-key").get(0)), source("--tls-key", cli)));
             }
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }
         return b;
+    }
+
+    /** The environment variable that stands for an option: {@code --http-port} is {@code SLUICE_HTTP_PORT}. */
+    static String envName(String option) {
+        return "SLUICE_" + option.substring(2).replace('-', '_').toUpperCase(java.util.Locale.ROOT);
+    }
+
+    /** How an error names where a value came from: the option, or its environment variable. */
+    private static String source(String option, Map<String, List<String>> cli) {
+        return cli.containsKey(option) ? option : envName(option);
+    }
+
+    /**
+     * The command line's options, and for each option it does not give, its environment variable's value
+     * ({@code SLUICE_RULES} is a comma-separated list). A token given on the command line, in either form,
+     * leaves both token variables unread; so does neither form for the other.
+     */
+    private static Map<String, List<String>> withEnvironment(Map<String, List<String>> cli,
+                                                             Function<String, String> env) {
+        Map<String, List<String>> given = new java.util.LinkedHashMap<>(cli);
+        boolean tokenOnCommandLine = cli.containsKey("--token") || cli.containsKey("--token-file");
+        for (String option : VALUED) {
+            String value = env.apply(envName(option));
+            if (value == null || cli.containsKey(option)
+                    || (tokenOnCommandLine && (option.equals("--token") || option.equals("--token-file")))) {
+                continue;
+            }
+            given.put(option, option.equals("--rules") ? List.of(value.split(",", -1)) : List.of(value));
+        }
+        return given;
     }
 
     /** Applies a YAML config file; relative paths in it are relative to the file's directory. */

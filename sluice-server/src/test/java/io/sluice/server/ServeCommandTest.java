@@ -80,6 +80,70 @@ class ServeCommandTest {
     }
 
     @Test
+    void everyOptionHasAnEnvironmentVariableBetweenTheCommandLineAndTheConfigFile() throws Exception {
+        Path cert = Files.writeString(dir.resolve("cert.pem"), "c");
+        Path key = Files.writeString(dir.resolve("key.pem"), "k");
+        Path otherCert = Files.writeString(dir.resolve("other-cert.pem"), "c");
+        Path otherKey = Files.writeString(dir.resolve("other-key.pem"), "k");
+        Path tokenFile = Files.writeString(dir.resolve("token.txt"), "from-env-file\n");
+        Path cliTokenFile = Files.writeString(dir.resolve("cli-token.txt"), "from-cli-file\n");
+        Path config = Files.writeString(dir.resolve("serve.yaml"), String.join("\n",
+                "bind: 10.0.0.1", "http_port: 9000", "grpc_port: 9001", "rules: c.yaml", "store: redis://file:1",
+                "token: from-config", "max_batch: 7", ""));
+        Path otherConfig = Files.writeString(dir.resolve("other.yaml"), "max_batch: 9\n");
+        // option, its variable, the variable's value, the builder field, what the variable sets, a command line
+        // that overrides it and what that sets, and what the config file alone sets.
+        Object[][] cases = {
+                {"SLUICE_BIND", "0.0.0.0", "bind", "0.0.0.0", new String[] {"--bind", "::1"}, "::1", "10.0.0.1"},
+                {"SLUICE_HTTP_PORT", "7100", "httpPort", "7100", new String[] {"--http-port", "7200"}, "7200", "9000"},
+                {"SLUICE_GRPC_PORT", "7101", "grpcPort", "7101", new String[] {"--grpc-port=7201"}, "7201", "9001"},
+                {"SLUICE_RULES", "a.yaml,b.yaml", "rules", "[a.yaml, b.yaml]", new String[] {"--rules", "x.yaml"},
+                        "[x.yaml]", "[" + dir.resolve("c.yaml") + "]"},
+                {"SLUICE_STORE", "redis://env:1", "storeSpec", "redis://env:1",
+                        new String[] {"--store", "memory"}, "memory", "redis://file:1"},
+                {"SLUICE_TOKEN", "from-env", "token", "from-env", new String[] {"--token", "from-cli"}, "from-cli",
+                        "from-config"},
+                {"SLUICE_TOKEN_FILE", tokenFile.toString(), "token", "from-env-file",
+                        new String[] {"--token-file", cliTokenFile.toString()}, "from-cli-file", "from-config"},
+                {"SLUICE_CONFIG", otherConfig.toString(), "maxBatch", "9",
+                        new String[] {"--config", config.toString()}, "7", null},
+        };
+        for (Object[] c : cases) {
+            String variable = (String) c[0];
+            String field = (String) c[2];
+            String[] cli = (String[]) c[4];
+            assertThat(ServeCommand.envName("--" + variable.substring(7).toLowerCase().replace('_', '-')))
+                    .isEqualTo(variable);
+            assertThat(field(configure(Map.of(variable, (String) c[1])), field)).as(variable).isEqualTo(c[3]);
+            assertThat(field(configure(Map.of(variable, (String) c[1]), cli), field)).as(variable + " vs the command line")
+                    .isEqualTo(c[5]);
+            if (c[6] != null) {
+                assertThat(field(configure(Map.of(), "--config", config.toString()), field)).isEqualTo(c[6]);
+                assertThat(field(configure(Map.of(variable, (String) c[1]), "--config", config.toString()), field))
+                        .as(variable + " vs the config file").isEqualTo(c[3]);
+            }
+        }
+        SluiceServer.Builder tls = configure(Map.of("SLUICE_TLS_CERT", cert.toString(), "SLUICE_TLS_KEY",
+                key.toString()));
+        assertThat(field(tls, "tlsCert")).isEqualTo(cert.toString());
+        assertThat(field(tls, "tlsKey")).isEqualTo(key.toString());
+        SluiceServer.Builder tlsCli = configure(Map.of("SLUICE_TLS_CERT", cert.toString(), "SLUICE_TLS_KEY",
+                key.toString()), "--tls-cert", otherCert.toString(), "--tls-key", otherKey.toString());
+        assertThat(field(tlsCli, "tlsCert")).isEqualTo(otherCert.toString());
+        assertThat(field(tlsCli, "tlsKey")).isEqualTo(otherKey.toString());
+        assertThatThrownBy(() -> configure(Map.of("SLUICE_TLS_CERT", cert.toString())))
+                .hasMessageContaining("--tls-cert and --tls-key go together");
+        assertThatThrownBy(() -> configure(Map.of("SLUICE_TOKEN", "a", "SLUICE_TOKEN_FILE", tokenFile.toString())))
+                .hasMessage("give SLUICE_TOKEN or SLUICE_TOKEN_FILE, not both");
+        // A token on the command line, in either form, leaves both variables unread.
+        assertThat(field(configure(Map.of("SLUICE_TOKEN", "a"), "--token-file", cliTokenFile.toString()), "token"))
+                .isEqualTo("from-cli-file");
+        assertThatThrownBy(() -> configure(Map.of("SLUICE_TLS_KEY", key.toString(), "SLUICE_TLS_CERT",
+                dir.resolve("missing.pem").toString())))
+                .hasMessageContaining("SLUICE_TLS_CERT " + dir.resolve("missing.pem"));
+    }
+
+    @Test
     void usageErrorsSayWhatIsWrong() throws Exception {
         Path config = dir.resolve("bad.yaml");
         Files.writeString(config, "http_port: 8080\ncolour: blue\n");

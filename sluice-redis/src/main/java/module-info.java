@@ -1,0 +1,10 @@
+/** The Redis store: every decision is one Lua script on Redis standalone, Sentinel or Cluster (Lettuce). */
+module io.sluice.redis {
+    requires transitive io.sluice;
+    requires lettuce.core;
+    // Closing Lettuce's client resources returns a Netty future.
+    requires io.netty.common;
+    requires org.slf4j;
+
+    exports io.sluice.redis;
+}

@@ -1,0 +1,3 @@
+module example {
+    requires io.sluice.rules;
+}

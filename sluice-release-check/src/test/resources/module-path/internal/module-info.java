@@ -1,0 +1,3 @@
+module internal {
+    requires io.sluice;
+}
