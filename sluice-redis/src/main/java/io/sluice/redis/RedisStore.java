@@ -91,6 +91,13 @@ public interface RedisStore extends Store {
     CompletableFuture<List<Decision>> decideAllAsync(List<BatchRequest> requests);
 
     /**
+     * The state of the circuit breaker in front of Redis: {@code CLOSED} while calls go through, {@code OPEN}
+     * while they are decided by the rules' failure policies without calling Redis, {@code HALF_OPEN} while one
+     * probe is out. For health checks.
+     */
+    io.sluice.SluiceListener.BreakerState breakerState();
+
+    /**
      * Closes the store's connections, and the client and client resources if the store created them: a client or
      * resources passed to the builder are left running for their owner to shut down.
      */

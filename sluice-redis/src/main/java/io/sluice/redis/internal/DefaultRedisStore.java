@@ -710,6 +710,7 @@ public final class DefaultRedisStore implements RedisStore {
     }
 
     /** The state of the circuit breaker in front of Redis (for tests and health checks). */
+    @Override
     public io.sluice.SluiceListener.BreakerState breakerState() {
         return breaker.state();
     }
