@@ -47,7 +47,7 @@ public class SluiceEndpoint {
         if (limiter == null) {
             return null;
         }
-        Decision d = limiter.peek(RateLimiter.checkKey(key), 1);
+        Decision d = limiter.peek(RateLimiter.checkKey(key), 0);
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("rule", rule);
         out.put("key", key);

@@ -83,7 +83,7 @@ public final class RouteTable {
         for (int j = 0; j < r.getMethods().size(); j++) {
             String m = r.getMethods().get(j).trim().toUpperCase(Locale.ROOT);
             if (!METHODS.contains(m)) {
-                throw new SluiceConfigurationException(at + ".methods[" + j + "]", "expected one of " + METHODS
+                throw new SluiceConfigurationException(at + ".methods[" + j + "]", "expected one of " + new java.util.TreeSet<>(METHODS)
                         + ", was '" + r.getMethods().get(j) + "'");
             }
             methods.add(m);
