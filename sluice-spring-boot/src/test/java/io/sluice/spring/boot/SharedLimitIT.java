@@ -45,6 +45,7 @@ class SharedLimitIT {
                 "spring.data.redis.port=" + redis.port(),
                 "sluice.rules=classpath:test-rules.yaml",
                 "sluice.store=redis",
+                "sluice.redis.timeout=10s",
                 "sluice.redis.prefix=" + prefix,
                 "sluice.web.routes[0].paths=/bulk/{tenant}",
                 "sluice.web.routes[0].rule=bulk",

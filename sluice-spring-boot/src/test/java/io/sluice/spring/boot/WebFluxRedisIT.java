@@ -31,6 +31,8 @@ import org.springframework.test.context.DynamicPropertySource;
         "spring.main.web-application-type=reactive",
         "sluice.rules=classpath:test-rules.yaml",
         "sluice.store=redis",
+        // Generous: this test is about exact counts, and a loaded CI machine must not turn a slow reply into a 500.
+        "sluice.redis.timeout=10s",
         "sluice.web.routes[0].paths=/api/items/{id}",
         "sluice.web.routes[0].rule=api",
         "sluice.web.routes[0].key=#{header('X-Api-Key') + '@' + pathVariable('id')}",
