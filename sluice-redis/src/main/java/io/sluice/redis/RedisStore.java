@@ -4,6 +4,12 @@ import io.sluice.Clock;
 import io.sluice.SluiceListener;
 import io.sluice.Decision;
 import io.sluice.Store;
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.resource.ClientResources;
+import io.sluice.redis.internal.ClientSource;
 import io.sluice.redis.internal.DefaultRedisStore;
 import io.sluice.redis.internal.RedisUris;
 import io.sluice.redis.internal.StoreSettings;
@@ -21,6 +27,14 @@ import java.util.concurrent.CompletableFuture;
  *      RateLimiter limiter = RateLimiter.builder(rule).store(store).build()) {
  *     Decision d = limiter.tryAcquire("user:42");
  * }
+ * }</pre>
+ *
+ * <p>On the application's own Lettuce client (the store opens its own connections through it, and leaves the
+ * client running when closed), or on its {@code ClientResources}:
+ *
+ * <pre>{@code
+ * RedisStore store = RedisStore.builder().client(redisClient).build();          // or a RedisClusterClient
+ * RedisStore store = RedisStore.builder().clientResources(resources).uri("redis://10.0.0.5:6379").build();
  * }</pre>
  *
  * <p><b>Thread safety:</b> one store is shared by any number of threads and limiters over one connection.
@@ -54,7 +68,7 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface RedisStore extends Store {
 
-    /** A builder; {@link Builder#uri} is required. */
+    /** A builder; {@link Builder#uri} or {@link Builder#client} is required. */
     static Builder builder() {
         return new Builder();
     }
@@ -77,7 +91,17 @@ public interface RedisStore extends Store {
     /** As {@link #decideAll}, without blocking the caller. */
     CompletableFuture<List<Decision>> decideAllAsync(List<BatchRequest> requests);
 
-    /** Closes the connections and the client resources the store created. */
+    /**
+     * The state of the circuit breaker in front of Redis: {@code CLOSED} while calls go through, {@code OPEN}
+     * while they are decided by the rules' failure policies without calling Redis, {@code HALF_OPEN} while one
+     * probe is out. For health checks.
+     */
+    io.sluice.SluiceListener.BreakerState breakerState();
+
+    /**
+     * Closes the store's connections, and the client and client resources if the store created them: a client or
+     * resources passed to the builder are left running for their owner to shut down.
+     */
     @Override
     void close();
 
@@ -91,14 +115,69 @@ public interface RedisStore extends Store {
 
         private final List<String> uris = new ArrayList<>();
         private boolean cluster;
+        private boolean clusterExplicit;
         private String prefix = DEFAULT_PREFIX;
         private Duration timeout = DEFAULT_TIMEOUT;
         private Clock clock;
         private int breakerFailures = StoreSettings.DEFAULT_BREAKER_FAILURES;
         private Duration breakerCoolDown = StoreSettings.DEFAULT_BREAKER_COOL_DOWN;
         private SluiceListener listener = SluiceListener.NONE;
+        private AbstractRedisClient client;
+        private ClientResources clientResources;
 
         Builder() {}
+
+        /**
+         * Use the application's standalone or Sentinel client instead of creating one: the store opens its own
+         * connections through it (so its event loops and timers are shared, and the store's scripts never wait
+         * behind the application's commands) to {@link #uri} if given, else to the URI the client was created
+         * with. The client keeps its options; the store applies its {@link #timeout} to each of its own commands
+         * nonetheless, as its own client would. {@link RedisStore#close()} closes the store's connections only;
+         * the client stays with its owner, who must not shut it down before closing the store. Replaces an
+         * earlier {@link #clientResources}.
+         *
+         * @throws IllegalArgumentException when {@code client} is null
+         */
+        public Builder client(RedisClient client) {
+            this.client = notNull(client, "client");
+            this.clientResources = null;
+            return this;
+        }
+
+        /**
+         * Use the application's Redis Cluster client instead of creating one: the store opens its own connection
+         * through it, to the client's seeds and with its options (topology refresh included; the store's own
+         * client would refresh on every adaptive trigger, at most once a second, and every 10 s), and applies its
+         * {@link #timeout} to each of its own commands. Do not also give {@link #uri}. The client stays with its
+         * owner (see {@link #client(RedisClient)}). Replaces an earlier {@link #clientResources}.
+         *
+         * @throws IllegalArgumentException when {@code client} is null
+         */
+        public Builder client(RedisClusterClient client) {
+            this.client = notNull(client, "client");
+            this.clientResources = null;
+            return this;
+        }
+
+        /**
+         * Create the store's client on the application's Lettuce {@link ClientResources} (event loops, timers,
+         * DNS resolver) rather than on resources of its own; with {@link #uri} as usual. The store shuts down its
+         * client on close, never these resources. Replaces an earlier {@link #client}.
+         *
+         * @throws IllegalArgumentException when {@code resources} is null
+         */
+        public Builder clientResources(ClientResources resources) {
+            this.clientResources = notNull(resources, "clientResources");
+            this.client = null;
+            return this;
+        }
+
+        private static <T> T notNull(T value, String name) {
+            if (value == null) {
+                throw new IllegalArgumentException(name + " must not be null");
+            }
+            return value;
+        }
 
         /**
          * Where Redis is: {@code redis://[user:password@]host[:port][/database]}, {@code rediss://...} for
@@ -117,6 +196,7 @@ public interface RedisStore extends Store {
         /** Whether {@link #uri} names the seeds of a Redis Cluster. Default {@code false}. */
         public Builder cluster(boolean cluster) {
             this.cluster = cluster;
+            this.clusterExplicit = true;
             return this;
         }
 
@@ -206,15 +286,35 @@ public interface RedisStore extends Store {
         /**
          * Connects and loads the script.
          *
-         * @throws IllegalArgumentException when no URI was given, or the URIs do not fit the topology
+         * @throws IllegalArgumentException when neither a URI nor a client was given, the URIs do not fit the
+         *                                  topology, a cluster client was given with a URI or with
+         *                                  {@code cluster(false)}, a standalone client with
+         *                                  {@code cluster(true)}, or a standalone client without a URI of its own
+         *                                  was given none
          * @throws RedisStoreException      when Redis cannot be reached
          */
         public RedisStore build() {
             // The URIs' timeout bounds the connection handshake (and Sentinel lookups), not decisions.
-            StoreSettings settings = new StoreSettings(RedisUris.parse(uris, cluster,
-                    StoreSettings.connectTimeout(timeout)), cluster, prefix,
-                    timeout, clock, true, clientTimeSlack, breakerFailures, breakerCoolDown, listener);
-            return DefaultRedisStore.connect(settings);
+            ClientSource source = new ClientSource(client, clientResources);
+            boolean clusterTopology = cluster;
+            List<RedisURI> parsed;
+            if (client == null) {
+                parsed = RedisUris.parse(uris, cluster, StoreSettings.connectTimeout(timeout));
+            } else {
+                if (cluster != source.clusterClient() && clusterExplicit) {
+                    throw new IllegalArgumentException("cluster(" + cluster + ") does not match the client, a "
+                            + client.getClass().getSimpleName());
+                }
+                clusterTopology = source.clusterClient();
+                if (clusterTopology && !uris.isEmpty()) {
+                    throw new IllegalArgumentException("a RedisClusterClient connects to its own seeds; do not give "
+                            + "uri(...) with it");
+                }
+                parsed = uris.isEmpty() ? List.of() : RedisUris.parse(uris, false, StoreSettings.connectTimeout(timeout));
+            }
+            StoreSettings settings = new StoreSettings(parsed, clusterTopology, prefix, timeout, clock, true,
+                    clientTimeSlack, breakerFailures, breakerCoolDown, listener);
+            return DefaultRedisStore.connect(settings, source);
         }
     }
 }

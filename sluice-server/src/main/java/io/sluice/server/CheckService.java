@@ -13,6 +13,7 @@ import com.linecorp.armeria.server.HttpService;
 import com.linecorp.armeria.server.ServiceRequestContext;
 import io.sluice.Decision;
 import io.sluice.RateLimiter;
+import io.sluice.http.RateLimitFields;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

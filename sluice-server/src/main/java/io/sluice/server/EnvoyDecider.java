@@ -6,6 +6,7 @@ import io.sluice.Limit;
 import io.sluice.Request;
 import io.sluice.Rule;
 import io.sluice.Store;
+import io.sluice.http.RateLimitFields;
 import io.sluice.rules.EnvoyConfig;
 import java.util.ArrayList;
 import java.util.HashSet;

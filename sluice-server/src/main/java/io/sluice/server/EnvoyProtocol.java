@@ -5,6 +5,7 @@ import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.sluice.http.RateLimitFields;
 import io.sluice.rules.EnvoyConfig;
 import java.util.ArrayList;
 import java.util.List;

@@ -5,6 +5,7 @@ import io.sluice.Limit;
 import io.sluice.RateLimiter;
 import io.sluice.Rule;
 import io.sluice.Store;
+import io.sluice.http.RateLimitFields;
 import io.sluice.rules.EnvoyConfig;
 import io.sluice.rules.RuleFile;
 import io.sluice.rules.RuleFileException;

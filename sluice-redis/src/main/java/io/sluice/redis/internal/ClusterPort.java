@@ -15,33 +15,50 @@ import java.util.concurrent.CompletableFuture;
  */
 final class ClusterPort implements RedisPort {
 
-    private final ClientResources resources;
+    /** Resources the port created and shuts down, or null when they belong to the application. */
+    private final ClientResources ownResources;
     private final RedisClusterClient client;
+    private final boolean ownClient;
+    private final CommandDeadline deadline;
     private final StatefulRedisClusterConnection<String, String> connection;
 
-    private ClusterPort(ClientResources resources, RedisClusterClient client,
-                        StatefulRedisClusterConnection<String, String> connection) {
-        this.resources = resources;
+    private ClusterPort(ClientResources ownResources, RedisClusterClient client, boolean ownClient,
+                        CommandDeadline deadline) {
+        this.ownResources = ownResources;
         this.client = client;
-        this.connection = connection;
-    }
-
-    /** Connects; on failure releases what it created and rethrows Lettuce's exception. */
-    static ClusterPort connect(StoreSettings settings) {
-        ClientResources resources = Ports.newResources(settings);
-        RedisClusterClient client = RedisClusterClient.create(resources, settings.uris());
-        client.setOptions(Ports.clusterOptions(settings));
+        this.ownClient = ownClient;
+        this.deadline = deadline;
         try {
-            return new ClusterPort(resources, client, client.connect(StringCodec.UTF8));
+            this.connection = client.connect(StringCodec.UTF8);
         } catch (RuntimeException e) {
-            Ports.shutdown(client, resources);
+            Ports.shutdown(client, ownClient, ownResources);
             throw e;
         }
     }
 
+    /**
+     * Connects a client of the port's own to the settings' seeds, on {@code resources} when given (left running
+     * on close), else on resources of its own; on failure releases what it created and rethrows Lettuce's
+     * exception.
+     */
+    static ClusterPort connect(StoreSettings settings, ClientResources resources) {
+        ClientResources own = resources == null ? Ports.newResources(settings) : null;
+        RedisClusterClient client = RedisClusterClient.create(resources == null ? own : resources, settings.uris());
+        client.setOptions(Ports.clusterOptions(settings));
+        return new ClusterPort(own, client, true, CommandDeadline.NONE);
+    }
+
+    /**
+     * Connects through the application's cluster client, to its own seeds and with its own options (topology
+     * refresh included); the store's timeout is applied per command.
+     */
+    static ClusterPort connect(StoreSettings settings, RedisClusterClient client) {
+        return new ClusterPort(null, client, false, Ports.foreignDeadline(client, settings));
+    }
+
     @Override
     public CompletableFuture<List<Object>> evalsha(String sha, ScriptCall call) {
-        return Ports.evalsha(connection.async(), sha, call);
+        return Ports.evalsha(connection.async(), sha, call, deadline);
     }
 
     /**
@@ -56,7 +73,7 @@ final class ClusterPort implements RedisPort {
     public List<CompletableFuture<List<Object>>> evalshaPipelined(String sha, List<ScriptCall> calls) {
         List<CompletableFuture<List<Object>>> replies = new ArrayList<>(calls.size());
         for (ScriptCall call : calls) {
-            replies.add(Ports.evalsha(connection.async(), sha, call));
+            replies.add(Ports.evalsha(connection.async(), sha, call, deadline));
         }
         return replies;
     }
@@ -64,12 +81,12 @@ final class ClusterPort implements RedisPort {
     @Override
     public CompletableFuture<Void> scriptLoad(String script) {
         // Lettuce's cluster SCRIPT LOAD runs on every known node and completes after all of them.
-        return connection.async().scriptLoad(script).toCompletableFuture().thenApply(sha -> null);
+        return deadline.guard(connection.async().scriptLoad(script)).thenApply(sha -> null);
     }
 
     @Override
     public CompletableFuture<Long> del(List<String> keys) {
-        return connection.async().del(keys.toArray(new String[0])).toCompletableFuture();
+        return deadline.guard(connection.async().del(keys.toArray(new String[0])));
     }
 
     @Override
@@ -86,6 +103,6 @@ final class ClusterPort implements RedisPort {
     @Override
     public void close() {
         connection.close();
-        Ports.shutdown(client, resources);
+        Ports.shutdown(client, ownClient, ownResources);
     }
 }

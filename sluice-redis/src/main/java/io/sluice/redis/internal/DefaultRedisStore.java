@@ -61,13 +61,13 @@ public final class DefaultRedisStore implements RedisStore {
     /** Requests of coalesced rules waiting for their target's call in flight. */
     private final Coalescer<Coalesced> coalescer = new Coalescer<>(COALESCED_MAX_BATCH, this::sendCoalesced);
 
-    private DefaultRedisStore(StoreSettings settings, RedisPort port) {
+    private DefaultRedisStore(StoreSettings settings, RedisPort port, String where) {
         this.settings = settings;
         this.port = port;
         this.leases = new Leases(this::leaseCall, settings.clock(), settings.listener());
         this.layout = new KeyLayout(settings.prefix());
         this.dedupTtlMillis = Long.toString(settings.dedupTtl().toMillis());
-        this.where = RedisUris.describe(settings.uris());
+        this.where = where;
         this.breaker = CircuitBreaker.of(settings, where);
         this.gate = breaker;
         this.policies = new FailurePolicies(settings.clock(), breaker);
@@ -95,14 +95,26 @@ public final class DefaultRedisStore implements RedisStore {
      * @throws RedisStoreException when Redis cannot be reached
      */
     public static DefaultRedisStore connect(StoreSettings settings) {
-        String where = RedisUris.describe(settings.uris());
+        return connect(settings, ClientSource.OWN);
+    }
+
+    /**
+     * Connects through the client or on the resources {@code source} names, then loads the script.
+     *
+     * @throws IllegalArgumentException when the application's client names no URI and the settings none either
+     * @throws RedisStoreException      when Redis cannot be reached
+     */
+    public static DefaultRedisStore connect(StoreSettings settings, ClientSource source) {
+        String where = settings.uris().isEmpty() ? source.describe() : RedisUris.describe(settings.uris());
         RedisPort port;
         try {
-            port = Ports.connect(settings);
+            port = Ports.connect(settings, source);
+        } catch (IllegalArgumentException e) {
+            throw e;
         } catch (RuntimeException e) {
             throw new RedisStoreException("cannot connect to Redis at " + where + ": " + e.getMessage(), e);
         }
-        DefaultRedisStore store = new DefaultRedisStore(settings, port);
+        DefaultRedisStore store = new DefaultRedisStore(settings, port, where);
         try {
             store.await(store.loadScript());
         } catch (RuntimeException e) {
@@ -698,6 +710,7 @@ public final class DefaultRedisStore implements RedisStore {
     }
 
     /** The state of the circuit breaker in front of Redis (for tests and health checks). */
+    @Override
     public io.sluice.SluiceListener.BreakerState breakerState() {
         return breaker.state();
     }

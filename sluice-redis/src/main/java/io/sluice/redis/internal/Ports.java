@@ -2,12 +2,14 @@ package io.sluice.redis.internal;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
@@ -21,9 +23,21 @@ final class Ports {
 
     private Ports() {}
 
-    /** Opens the right port for the settings. */
+    /** Opens the right port for the settings, on a client of the store's own. */
     static RedisPort connect(StoreSettings settings) {
-        return settings.cluster() ? ClusterPort.connect(settings) : StandalonePort.connect(settings, options(settings));
+        return connect(settings, ClientSource.OWN);
+    }
+
+    /** Opens the right port for the settings, on the client or the resources {@code source} names. */
+    static RedisPort connect(StoreSettings settings, ClientSource source) {
+        if (source.client() instanceof RedisClusterClient c) {
+            return ClusterPort.connect(settings, c);
+        }
+        if (source.client() instanceof RedisClient c) {
+            return StandalonePort.connect(settings, c);
+        }
+        return settings.cluster() ? ClusterPort.connect(settings, source.resources())
+                : StandalonePort.connect(settings, source.resources());
     }
 
     /**
@@ -103,13 +117,25 @@ final class Ports {
 
     /** One script call on either topology's async commands (standalone and cluster share the scripting API). */
     static CompletableFuture<List<Object>> evalsha(RedisScriptingAsyncCommands<String, String> commands, String sha,
-                                                   ScriptCall call) {
-        return commands.<List<Object>>evalsha(sha, ScriptOutputType.MULTI, call.keys(), call.args())
-                .toCompletableFuture();
+                                                   ScriptCall call, CommandDeadline deadline) {
+        return deadline.guard(commands.<List<Object>>evalsha(sha, ScriptOutputType.MULTI, call.keys(), call.args()));
     }
 
-    static void shutdown(AbstractRedisClient client, ClientResources resources) {
-        client.shutdown(0, 2, TimeUnit.SECONDS);
-        resources.shutdown(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(3_000);
+    /** The deadline for commands on a client the store did not create (see {@link CommandDeadline}). */
+    static CommandDeadline foreignDeadline(AbstractRedisClient client, StoreSettings settings) {
+        return new CommandDeadline(client.getResources().timer(), settings.timeout());
+    }
+
+    /**
+     * Shuts down what the store created: the client when {@code ownClient}, the resources when not null (the
+     * caller passes null for resources it was given).
+     */
+    static void shutdown(AbstractRedisClient client, boolean ownClient, ClientResources ownResources) {
+        if (ownClient) {
+            client.shutdown(0, 2, TimeUnit.SECONDS);
+        }
+        if (ownResources != null) {
+            ownResources.shutdown(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(3_000);
+        }
     }
 }

@@ -1,6 +1,5 @@
 package io.sluice.redis.internal;
 
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -14,38 +13,71 @@ import java.util.concurrent.locks.ReentrantLock;
 /** {@link RedisPort} on one Redis server, directly or through Sentinel. */
 final class StandalonePort implements RedisPort {
 
-    private final ClientResources resources;
+    /** Resources the port created and shuts down, or null when they belong to the application. */
+    private final ClientResources ownResources;
     private final RedisClient client;
+    private final boolean ownClient;
+    /** The URI to connect to, or null for the application's client's own default URI. */
     private final RedisURI uri;
+    private final CommandDeadline deadline;
     private final StatefulRedisConnection<String, String> connection;
     private final ReentrantLock pipelineLock = new ReentrantLock();
     private StatefulRedisConnection<String, String> pipeline;
 
-    private StandalonePort(ClientResources resources, RedisClient client, RedisURI uri,
-                           StatefulRedisConnection<String, String> connection) {
-        this.resources = resources;
+    private StandalonePort(ClientResources ownResources, RedisClient client, boolean ownClient, RedisURI uri,
+                           CommandDeadline deadline) {
+        this.ownResources = ownResources;
         this.client = client;
+        this.ownClient = ownClient;
         this.uri = uri;
-        this.connection = connection;
-    }
-
-    /** Connects; on failure releases what it created and rethrows Lettuce's exception. */
-    static StandalonePort connect(StoreSettings settings, ClientOptions options) {
-        ClientResources resources = Ports.newResources(settings);
-        RedisURI uri = settings.uris().get(0);
-        RedisClient client = RedisClient.create(resources);
-        client.setOptions(options);
+        this.deadline = deadline;
         try {
-            return new StandalonePort(resources, client, uri, client.connect(StringCodec.UTF8, uri));
+            this.connection = open();
         } catch (RuntimeException e) {
-            Ports.shutdown(client, resources);
+            Ports.shutdown(client, ownClient, ownResources);
             throw e;
         }
     }
 
+    /**
+     * Connects a client of the port's own, on {@code resources} when given (left running on close), else on
+     * resources of its own; on failure releases what it created and rethrows Lettuce's exception.
+     */
+    static StandalonePort connect(StoreSettings settings, ClientResources resources) {
+        ClientResources own = resources == null ? Ports.newResources(settings) : null;
+        RedisClient client = RedisClient.create(resources == null ? own : resources);
+        client.setOptions(Ports.options(settings));
+        return new StandalonePort(own, client, true, settings.uris().get(0), CommandDeadline.NONE);
+    }
+
+    /**
+     * Connects through the application's client, to the settings' URI if one was given, else to the client's
+     * own URI; the client's options stay as they are, and the store's timeout is applied per command.
+     *
+     * @throws IllegalArgumentException when neither the settings nor the client name a URI
+     */
+    static StandalonePort connect(StoreSettings settings, RedisClient client) {
+        RedisURI uri = settings.uris().isEmpty() ? null : settings.uris().get(0);
+        try {
+            return new StandalonePort(null, client, false, uri, Ports.foreignDeadline(client, settings));
+        } catch (IllegalStateException e) {
+            if (uri == null) {
+                throw new IllegalArgumentException("the RedisClient was created without a URI; give the store one "
+                        + "with uri(...)", e);
+            }
+            throw e;
+        }
+    }
+
+    private StatefulRedisConnection<String, String> open() {
+        StatefulRedisConnection<String, String> c = uri == null ? client.connect(StringCodec.UTF8)
+                : client.connect(StringCodec.UTF8, uri);
+        return c;
+    }
+
     @Override
     public CompletableFuture<List<Object>> evalsha(String sha, ScriptCall call) {
-        return Ports.evalsha(connection.async(), sha, call);
+        return Ports.evalsha(connection.async(), sha, call, deadline);
     }
 
     @Override
@@ -55,7 +87,7 @@ final class StandalonePort implements RedisPort {
         try {
             StatefulRedisConnection<String, String> c = pipelineConnection();
             for (ScriptCall call : calls) {
-                replies.add(Ports.evalsha(c.async(), sha, call));
+                replies.add(Ports.evalsha(c.async(), sha, call, deadline));
             }
             c.flushCommands();
         } finally {
@@ -67,7 +99,7 @@ final class StandalonePort implements RedisPort {
     /** The batch connection, opened on first use; only called under the pipeline lock. */
     private StatefulRedisConnection<String, String> pipelineConnection() {
         if (pipeline == null) {
-            pipeline = client.connect(StringCodec.UTF8, uri);
+            pipeline = open();
             pipeline.setAutoFlushCommands(false);
         }
         return pipeline;
@@ -75,12 +107,12 @@ final class StandalonePort implements RedisPort {
 
     @Override
     public CompletableFuture<Void> scriptLoad(String script) {
-        return connection.async().scriptLoad(script).toCompletableFuture().thenApply(sha -> null);
+        return deadline.guard(connection.async().scriptLoad(script)).thenApply(sha -> null);
     }
 
     @Override
     public CompletableFuture<Long> del(List<String> keys) {
-        return connection.async().del(keys.toArray(new String[0])).toCompletableFuture();
+        return deadline.guard(connection.async().del(keys.toArray(new String[0])));
     }
 
     @Override
@@ -99,6 +131,6 @@ final class StandalonePort implements RedisPort {
             pipelineLock.unlock();
         }
         connection.close();
-        Ports.shutdown(client, resources);
+        Ports.shutdown(client, ownClient, ownResources);
     }
 }

@@ -1,4 +1,4 @@
-package io.sluice.server;
+package io.sluice.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -78,5 +78,16 @@ class RateLimitFieldsTest {
         assertThat(RateLimitFields.rateLimitField(rejected, 2)).isEqualTo("\"per_minute\";r=0;t=2");
         Decision never = new Decision(false, 0, 0, Long.MAX_VALUE, 0, 0, "per_minute", Decision.NO_LEASE);
         assertThat(RateLimitFields.rateLimitField(never, 1)).isEqualTo("\"per_minute\";r=0");
+    }
+
+    @Test
+    void aRuleAdvertisesEachLimitThatHasAPolicy() {
+        io.sluice.Rule rule = io.sluice.Rule.of("api", FixedWindow.of(10, Duration.ofMinutes(1)).named("per_minute"),
+                SmoothBursty.of(0.3).named("smooth"), Concurrency.of(2, Duration.ofMinutes(1)).named("in_flight"));
+        assertThat(RateLimitFields.policyField(rule))
+                .isEqualTo("\"per_minute\";q=10;w=60, \"in_flight\";q=2;qu=\"concurrent-requests\"");
+        assertThat(RateLimitFields.policyField(io.sluice.Rule.of("r", SmoothBursty.of(0.3)))).isNull();
+        Decision rejected = new Decision(false, 0, 0, 1_500_000, 60_000_000, 0, "per_minute", Decision.NO_LEASE);
+        assertThat(RateLimitFields.rateLimitField(rejected, rule)).isEqualTo("\"per_minute\";r=0;t=2");
     }
 }

@@ -1,4 +1,4 @@
-package io.sluice.server;
+package io.sluice.http;
 
 import io.sluice.Concurrency;
 import io.sluice.Decision;
@@ -8,6 +8,7 @@ import io.sluice.LeakyBucket;
 import io.sluice.Limit;
 import io.sluice.RefreshPeriod;
 import io.sluice.RollingWindow;
+import io.sluice.Rule;
 import io.sluice.SlidingLog;
 import io.sluice.SlidingWindow;
 import io.sluice.SmoothBursty;
@@ -41,8 +42,19 @@ import java.util.List;
  * as the draft asks) or, when it was admitted, until the key is back to its full quota. A decision knows that
  * time for the rule as a whole, not per limit, so an admitted request under a rule of several limits has no
  * {@code t} rather than another limit's; neither has a rejection that no amount of waiting would lift.
+ *
+ * <p>Public API shared by {@code sluice serve}, the Spring Boot filters and applications that write the fields
+ * themselves:
+ *
+ * <pre>{@code
+ * response.setHeader("RateLimit-Policy", RateLimitFields.policyField(limiter.rule()));  // may be null
+ * response.setHeader("RateLimit", RateLimitFields.rateLimitField(decision, limiter.rule()));
+ * if (!decision.allowed()) response.setHeader("Retry-After", Long.toString(decision.retryAfterSeconds()));
+ * }</pre>
+ *
+ * <p>Stateless; thread-safe.
  */
-final class RateLimitFields {
+public final class RateLimitFields {
 
     private RateLimitFields() {}
 
@@ -54,10 +66,10 @@ final class RateLimitFields {
      * @param windowSeconds {@code w}, or 0 for none
      * @param concurrent    whether the quota is of requests in flight
      */
-    record Policy(String id, long quota, long windowSeconds, boolean concurrent) {
+    public record Policy(String id, long quota, long windowSeconds, boolean concurrent) {
 
         /** The policy as one list member: {@code "id";q=..;w=..}. */
-        String item() {
+        public String item() {
             StringBuilder s = sfString(new StringBuilder(), id).append(";q=").append(quota);
             if (concurrent) {
                 s.append(";qu=\"concurrent-requests\"");
@@ -70,7 +82,7 @@ final class RateLimitFields {
     }
 
     /** The policy of {@code limit}, or null when it has no whole-number quota to advertise. */
-    static Policy policy(Limit limit) {
+    public static Policy policy(Limit limit) {
         String id = limit.name();
         if (limit instanceof FixedWindow f) {
             return windowPolicy(id, f.limit(), micros(f.window()));
@@ -100,8 +112,22 @@ final class RateLimitFields {
         return null;
     }
 
-    /** {@code RateLimit-Policy} for these policies; null when there are none. */
-    static String policyField(List<Policy> policies) {
+    /** {@code RateLimit-Policy} for every limit of {@code rule} that has a policy; null when none has. */
+    public static String policyField(Rule rule) {
+        List<Policy> policies = new java.util.ArrayList<>();
+        for (Limit l : rule.limits()) {
+            policies.add(policy(l));
+        }
+        return policyField(policies);
+    }
+
+    /** {@code RateLimit} for a decision under {@code rule}. */
+    public static String rateLimitField(Decision d, Rule rule) {
+        return rateLimitField(d, rule.limits().size());
+    }
+
+    /** {@code RateLimit-Policy} for these policies (nulls skipped); null when there are none. */
+    public static String policyField(List<Policy> policies) {
         StringBuilder s = new StringBuilder();
         for (Policy p : policies) {
             if (p != null) {
@@ -115,7 +141,7 @@ final class RateLimitFields {
      * {@code RateLimit} for a decision under a rule of {@code limits} limits: the deciding limit's remaining
      * permits and effective window.
      */
-    static String rateLimitField(Decision d, int limits) {
+    public static String rateLimitField(Decision d, int limits) {
         long t;
         if (!d.allowed()) {
             t = d.retryAfterMicros() == Long.MAX_VALUE ? -1 : d.retryAfterSeconds();
@@ -126,7 +152,7 @@ final class RateLimitFields {
     }
 
     /** One {@code RateLimit} item; {@code t < 0} leaves the effective window out. */
-    static String rateLimitItem(String id, long remaining, long t) {
+    public static String rateLimitItem(String id, long remaining, long t) {
         StringBuilder s = sfString(new StringBuilder(), id).append(";r=").append(remaining);
         if (t >= 0) {
             s.append(";t=").append(t);
@@ -135,7 +161,7 @@ final class RateLimitFields {
     }
 
     /** Whole seconds, rounded up. */
-    static long ceilSeconds(long micros) {
+    public static long ceilSeconds(long micros) {
         return micros == Long.MAX_VALUE ? Long.MAX_VALUE : (micros + 999_999) / 1_000_000;
     }
 
@@ -144,7 +170,7 @@ final class RateLimitFields {
      * outside printable ASCII cannot be written in an sf-string; they are percent-encoded as UTF-8 (and so is
      * {@code %} itself, so distinct names stay distinct).
      */
-    static StringBuilder sfString(StringBuilder s, String value) {
+    public static StringBuilder sfString(StringBuilder s, String value) {
         s.append('"');
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
