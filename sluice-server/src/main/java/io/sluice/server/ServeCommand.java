@@ -35,6 +35,7 @@ public final class ServeCommand {
             "usage: sluice serve [--rules FILE]... [--store memory|redis://...] [--bind ADDRESS]",
             "                    [--http-port PORT] [--grpc-port PORT] [--config FILE]",
             "                    [--token TOKEN | --token-file FILE] [--tls-cert FILE --tls-key FILE]",
+            "                    [--clock server|client]",
             "",
             "Serves rate-limit checks over HTTP/JSON (POST /v1/check, /v1/check/batch), Envoy's gRPC rate-limit",
             "service and envoyproxy/ratelimit's POST /json, with /health, /ready and Prometheus /metrics.",
@@ -49,11 +50,13 @@ public final class ServeCommand {
             "  --token TOKEN      require 'Authorization: Bearer TOKEN' (or env SLUICE_TOKEN, or --token-file)",
             "  --tls-cert FILE    serve TLS with this PEM certificate chain ...",
             "  --tls-key FILE     ... and this PEM (PKCS#8) private key",
+            "  --clock server|client  whose time decides: the store's (default), or the remote store client's",
+            "                     reading sent with each call (tests and replays only)",
             "",
             "Exit status: 0 stopped, 1 invalid rules or config or a port that cannot be bound, 2 usage.");
 
     private static final Set<String> VALUED = Set.of("--rules", "--store", "--bind", "--http-port", "--grpc-port",
-            "--config", "--token", "--token-file", "--tls-cert", "--tls-key");
+            "--config", "--token", "--token-file", "--tls-cert", "--tls-key", "--clock");
     private static final Set<String> CONFIG_KEYS = Set.of("bind", "http_port", "grpc_port", "rules", "store", "token",
             "token_file", "tls_cert", "tls_key", "reload_interval", "max_body_bytes", "max_batch", "max_key_length",
             "max_descriptor_entries", "envoy_response_headers", "shutdown_quiet_period", "shutdown_timeout");
@@ -224,6 +227,13 @@ public final class ServeCommand {
             }
             if (cli.containsKey("--token-file")) {
                 b.token(tokenFile(Path.of(cli.get("--token-file").get(0)), "--token-file"));
+            }
+            if (cli.containsKey("--clock")) {
+                String clock = cli.get("--clock").get(0);
+                if (!clock.equals("server") && !clock.equals("client")) {
+                    throw new UsageException("--clock must be server or client, was '" + clock + "'");
+                }
+                b.clientClock(clock.equals("client"));
             }
             if (cli.containsKey("--tls-cert") != cli.containsKey("--tls-key")) {
                 throw new UsageException("--tls-cert and --tls-key go together");
