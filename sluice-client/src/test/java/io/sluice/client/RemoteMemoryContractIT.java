@@ -3,6 +3,7 @@ package io.sluice.client;
 import io.sluice.Store;
 import io.sluice.testkit.ManualClock;
 import io.sluice.testkit.StoreContract;
+import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
@@ -26,6 +27,8 @@ class RemoteMemoryContractIT extends StoreContract {
 
     @Override
     protected Store newStore(ManualClock clock) {
-        return RemoteStore.builder().uri(server.uri()).clock(clock).build();
+        // A timeout far above any answer time even on a loaded machine: the contract is about decisions;
+        // RemoteOutageIT is about timeouts.
+        return RemoteStore.builder().uri(server.uri()).clock(clock).timeout(Duration.ofSeconds(30)).build();
     }
 }

@@ -3,6 +3,7 @@ package io.sluice.client;
 import io.sluice.Store;
 import io.sluice.testkit.ManualClock;
 import io.sluice.testkit.StoreContract;
+import java.time.Duration;
 import io.sluice.testkit.redis.RedisServer;
 import io.sluice.testkit.redis.SharedRedis;
 import org.junit.jupiter.api.AfterAll;
@@ -30,6 +31,8 @@ class RemoteRedisContractIT extends StoreContract {
 
     @Override
     protected Store newStore(ManualClock clock) {
-        return RemoteStore.builder().uri(server.uri()).clock(clock).build();
+        // A timeout far above any answer time even on a loaded machine: the contract is about decisions;
+        // RemoteOutageIT is about timeouts.
+        return RemoteStore.builder().uri(server.uri()).clock(clock).timeout(Duration.ofSeconds(30)).build();
     }
 }

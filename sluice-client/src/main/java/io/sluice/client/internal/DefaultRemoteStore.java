@@ -71,7 +71,7 @@ public final class DefaultRemoteStore implements RemoteStore {
                 .build();
         // As the Redis store's breaker: a probe is answered within the timeout; one still out after twice that
         // is given up.
-        this.breaker = new CircuitBreaker(where, breakerFailures, breakerCoolDown, timeout,
+        this.breaker = CircuitBreaker.named(where, breakerFailures, breakerCoolDown, timeout,
                 timeout.multipliedBy(2).plusMillis(200), listener, System::nanoTime);
         this.policies = new FailurePolicies(clock, breaker);
     }
@@ -193,8 +193,10 @@ public final class DefaultRemoteStore implements RemoteStore {
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
         }
+        // An outage is expected: the exception says what happened in its message and carries no stack trace
+        // (the breaker logs it when it opens).
         return f.exceptionallyCompose(e -> CompletableFuture.failedFuture(new RemoteUnavailableException(
-                where + " did not answer: " + describe(unwrap(e)), unwrap(e))));
+                where + " did not answer: " + describe(unwrap(e)), null)));
     }
 
     /** The body of a 200; any other status as the exception it means. */
