@@ -118,9 +118,29 @@ final class ServeProcess implements AutoCloseable {
         process = null;
     }
 
-    /** SIGSTOP: the process keeps its port and connections but answers nothing. */
+    /**
+     * SIGSTOP: the process keeps its port and connections but answers nothing. Returns once the kernel reports
+     * it stopped (a signal is delivered asynchronously).
+     */
     synchronized void freeze() {
         signal("STOP");
+        Path stat = Path.of("/proc", String.valueOf(process.pid()), "stat");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        try {
+            while (System.nanoTime() < deadline) {
+                String s = Files.readString(stat);
+                // The state follows the command name in parentheses: T when stopped.
+                if (s.substring(s.lastIndexOf(')') + 2).startsWith("T")) {
+                    return;
+                }
+                Thread.sleep(5);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        throw new IllegalStateException("sluice serve (pid " + process.pid() + ") did not stop on SIGSTOP");
     }
 
     /** SIGCONT. */

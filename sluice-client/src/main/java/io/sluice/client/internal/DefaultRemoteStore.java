@@ -17,6 +17,7 @@ import io.sluice.client.RemoteStore;
 import io.sluice.client.RemoteStoreException;
 import io.sluice.client.RemoteUnavailableException;
 import io.sluice.client.RuleMismatchException;
+import io.sluice.redis.RedisUnavailableException;
 import io.sluice.redis.internal.CircuitBreaker;
 import io.sluice.redis.internal.FailurePolicies;
 import java.net.URI;
@@ -87,7 +88,7 @@ public final class DefaultRemoteStore implements RemoteStore {
         try {
             Wire w = wire(rule);
             String body = Protocol.call(w.rule().name(), w.fingerprint(), key, request, now());
-            sent = breaker.call("decide", () -> send(w, body)).thenApply(Protocol::decision);
+            sent = remote(breaker.call("decide", () -> send(w, body))).thenApply(Protocol::decision);
         } catch (RuntimeException e) {
             sent = CompletableFuture.failedFuture(e);
         }
@@ -113,7 +114,7 @@ public final class DefaultRemoteStore implements RemoteStore {
         try {
             Wire w = wire(rule);
             String body = Protocol.release(w.rule().name(), w.fingerprint(), key, lease, now());
-            sent = breaker.call("release", () -> send(w, body)).thenApply(Protocol::released);
+            sent = remote(breaker.call("release", () -> send(w, body))).thenApply(Protocol::released);
         } catch (RuntimeException e) {
             sent = CompletableFuture.failedFuture(e);
         }
@@ -127,7 +128,7 @@ public final class DefaultRemoteStore implements RemoteStore {
         policies.reset(rule, key);
         Wire w = wire(rule);
         String body = Protocol.reset(w.rule().name(), w.fingerprint(), key, now());
-        join(breaker.call("reset", () -> send(w, body)));
+        join(remote(breaker.call("reset", () -> send(w, body))));
     }
 
     @Override
@@ -216,6 +217,22 @@ public final class DefaultRemoteStore implements RemoteStore {
             default:
                 throw new RemoteStoreException(where + " answered " + status + ": " + message);
         }
+    }
+
+    /**
+     * The breaker's own refusal is a {@link RedisUnavailableException}; callers of this store are promised a
+     * {@link RemoteUnavailableException}, with the breaker's message.
+     */
+    private static <T> CompletableFuture<T> remote(CompletableFuture<T> call) {
+        if (call.isDone() && !call.isCompletedExceptionally()) {
+            return call;
+        }
+        return call.exceptionallyCompose(e -> {
+            Throwable t = unwrap(e);
+            return CompletableFuture.failedFuture(t instanceof RedisUnavailableException
+                    && !(t instanceof RemoteUnavailableException) ? new RemoteUnavailableException(t.getMessage(), null)
+                    : t);
+        });
     }
 
     private static Throwable unwrap(Throwable e) {

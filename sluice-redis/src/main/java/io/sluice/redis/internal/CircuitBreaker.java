@@ -237,7 +237,7 @@ public final class CircuitBreaker implements RedisGate {
                 HalfOpen probe = halfOpen(now, o.cause());
                 if (phase.compareAndSet(o, probe)) {
                     log.info("{}: circuit breaker half-open after its cool-down of {}; one probe call goes "
-                            + "to Redis", where, coolDown);
+                            + "through", where, coolDown);
                     transition(BreakerState.OPEN, BreakerState.HALF_OPEN, "cool-down of " + coolDown + " ended");
                     return probe(probe, operation, call);
                 }
@@ -271,8 +271,8 @@ public final class CircuitBreaker implements RedisGate {
             case ANSWERED -> {
                 failures.set(0);
                 if (phase.compareAndSet(probe, CLOSED)) {
-                    log.info("{}: circuit breaker closed: the probe call was answered; calls go to Redis "
-                            + "again", where);
+                    log.info("{}: circuit breaker closed: the probe call was answered; calls go "
+                            + "through again", where);
                     transition(BreakerState.HALF_OPEN, BreakerState.CLOSED, "the probe call was answered");
                 }
             }
@@ -289,7 +289,7 @@ public final class CircuitBreaker implements RedisGate {
                 Open open = new Open(ticker.getAsLong(), refusal(Instant.now(), "a probe call that did not reach "
                         + "Redis", probe.cause()), probe.cause());
                 if (phase.compareAndSet(probe, open)) {
-                    log.info("{}: the breaker's probe call failed before reaching Redis ({}); the next call "
+                    log.info("{}: the breaker's probe call failed before it was sent ({}); the next call "
                             + "probes again", where, String.valueOf(error));
                     transition(BreakerState.HALF_OPEN, BreakerState.OPEN, "the probe call did not reach Redis: "
                             + RedisFailures.unwrap(error));
