@@ -28,7 +28,7 @@ import java.util.concurrent.CompletionException;
  *
  * <ul>
  * <li>{@code POST /v1/store/rules}, body: one rule as {@link io.sluice.rules.RuleText} writes it; answers
- * <code>{"rule": name, "fingerprint": fp}</code> ({@link RemoteRules}).</li>
+ * <code>{"fingerprint": fp}</code> ({@link RemoteRules}).</li>
  * <li>{@code POST /v1/store/call}, body <code>{"rule", "fingerprint", "key", "op", "permits", "max_wait_us",
  * "lease", "now_us"}</code> with {@code op} one of {@code try, try_at_most, reserve, peek, release, reset};
  * answers a decision <code>{"allowed", "granted", "remaining", "retry_after_us", "reset_after_us", "wait_us",

@@ -5,6 +5,7 @@ import io.sluice.Rule;
 import io.sluice.bench.redis.RedisContender;
 import io.sluice.bench.redis.RedisLimits;
 import io.sluice.client.RemoteStore;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -20,7 +21,9 @@ final class RemoteClientContender implements RedisContender {
     private final RateLimiter limiter;
 
     RemoteClientContender(String baseUrl) {
-        this.store = RemoteStore.builder().uri(baseUrl).build();
+        // A timeout far above any answer time: the row measures throughput, and a loaded machine can hold a call
+        // up longer than the default second (a timed-out call would open the breaker and end the row).
+        this.store = RemoteStore.builder().uri(baseUrl).timeout(Duration.ofSeconds(10)).build();
         Rule bench = Rule.of("bench", RedisLimits.LOAD.sluice(ALGORITHM).named("per_key"));
         this.limiter = RateLimiter.builder(bench).store(store).build();
     }

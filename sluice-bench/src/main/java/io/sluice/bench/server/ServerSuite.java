@@ -123,7 +123,7 @@ public final class ServerSuite implements Suite {
     /**
      * The same server and load through the library: one process (this one) with a {@link RemoteStore} keeping
      * {@code inFlight} asynchronous decisions in flight on one HTTP/2 connection, on many keys, beside wrk's
-     * row of the same server (HTTP/1.1, one connection per request in flight). A warm-up as long as a run, then
+     * row of the same server (HTTP/1.1, one connection per request in flight). A warm-up as the server's, then
      * the profile's runs; fresh keys for the row.
      */
     private Measurement measureRemoteClient(BenchContext context, ServeProcess server, int inFlight)
@@ -144,7 +144,23 @@ public final class ServerSuite implements Suite {
         try (RemoteClientContender contender = new RemoteClientContender(server.baseUrl());
              LoadDriver driver = new LoadDriver(contender, keyList, true, inFlight)) {
             driver.start();
-            Thread.sleep(runSeconds(profile) * 1000L);
+            // This process's client path is as cold as a new server's was: warm it up the same way, in steps,
+            // until its rate settles (at least half the server's warm-up budget, at most all of it).
+            int budget = serverWarmupSeconds(profile);
+            int step = Math.min(WARMUP_STEP_SECONDS, budget);
+            int spent = 0;
+            double previous = 0;
+            boolean settled = false;
+            while (spent + step <= budget && !settled) {
+                long d0 = driver.decisions();
+                Thread.sleep(step * 1000L);
+                double rate = (driver.decisions() - d0) / (double) step;
+                spent += step;
+                settled = spent >= budget / 2 && rate > 0 && Math.abs(rate - previous) <= 0.05 * previous;
+                previous = rate;
+            }
+            context.progress().say("  remote client warmed up for %d s: %,.0f decisions/s in the last step%s", spent,
+                    previous, settled ? "" : " (not settled within the budget)");
             long first = driver.decisions();
             long firstAdmitted = driver.admitted();
             for (int run = 0; run < profile.redisRuns(); run++) {
