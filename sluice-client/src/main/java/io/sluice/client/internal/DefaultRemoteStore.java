@@ -49,6 +49,9 @@ public final class DefaultRemoteStore implements RemoteStore {
     private final WebClient client;
     private final CircuitBreaker breaker;
     private final FailurePolicies policies;
+    /** The two requests' headers, immutable and the same for every call. */
+    private final RequestHeaders callHeaders;
+    private final RequestHeaders registerHeaders;
     private final ConcurrentHashMap<Rule, Wire> wires = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     /** The last rule used: a limiter holds one rule instance, so this usually spares the map's hashing. */
@@ -75,6 +78,13 @@ public final class DefaultRemoteStore implements RemoteStore {
         this.breaker = CircuitBreaker.named(where, breakerFailures, breakerCoolDown, timeout,
                 timeout.multipliedBy(2).plusMillis(200), listener, System::nanoTime);
         this.policies = new FailurePolicies(clock, breaker);
+        this.callHeaders = headers("/v1/store/call");
+        this.registerHeaders = headers("/v1/store/rules");
+    }
+
+    private RequestHeaders headers(String path) {
+        var b = RequestHeaders.builder(HttpMethod.POST, path).contentType(MediaType.JSON_UTF_8);
+        return (authorization == null ? b : b.add("authorization", authorization)).build();
     }
 
     @Override
@@ -171,22 +181,18 @@ public final class DefaultRemoteStore implements RemoteStore {
         if (closed.get()) {
             return CompletableFuture.failedFuture(new IllegalStateException("the remote store is closed"));
         }
-        return post("/v1/store/call", body).thenCompose(r -> {
+        return post(callHeaders, body).thenCompose(r -> {
             if (r.status().code() != 412) {
                 return CompletableFuture.completedFuture(answer(r));
             }
-            return post("/v1/store/rules", w.text()).thenCompose(registered -> {
+            return post(registerHeaders, w.text()).thenCompose(registered -> {
                 answer(registered);
-                return post("/v1/store/call", body).thenApply(this::answer);
+                return post(callHeaders, body).thenApply(this::answer);
             });
         });
     }
 
-    private CompletableFuture<AggregatedHttpResponse> post(String path, String body) {
-        RequestHeaders headers = authorization == null
-                ? RequestHeaders.builder(HttpMethod.POST, path).contentType(MediaType.JSON_UTF_8).build()
-                : RequestHeaders.builder(HttpMethod.POST, path).contentType(MediaType.JSON_UTF_8)
-                        .add("authorization", authorization).build();
+    private CompletableFuture<AggregatedHttpResponse> post(RequestHeaders headers, String body) {
         CompletableFuture<AggregatedHttpResponse> f;
         try {
             f = client.execute(HttpRequest.of(headers, com.linecorp.armeria.common.HttpData.ofUtf8(body)))
