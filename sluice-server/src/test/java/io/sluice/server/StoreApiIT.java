@@ -102,6 +102,16 @@ class StoreApiIT {
     }
 
     @Test
+    void theClockOptionTakesServerOrClient() throws Exception {
+        assertThat(ServeCommand.configure(new String[] {"--clock", "client"}, name -> null)).isNotNull();
+        assertThat(ServeCommand.configure(new String[] {"--clock=server"}, name -> null)).isNotNull();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ServeCommand.configure(
+                        new String[] {"--clock", "sometimes"}, name -> null))
+                .isInstanceOf(ServeCommand.UsageException.class)
+                .hasMessage("--clock must be server or client, was 'sometimes'");
+    }
+
+    @Test
     void theTokenIsRequired() {
         try (TestServer t = TestServer.start(dir, List.of(RULES), b -> b.token("s3cret"))) {
             assertThat(t.post("/v1/store/rules", RuleText.of(LOGIN)).statusCode()).isEqualTo(401);
