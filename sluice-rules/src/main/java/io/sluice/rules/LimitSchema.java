@@ -210,6 +210,11 @@ final class LimitSchema {
         return List.copyOf(params.values());
     }
 
+    /** {@code limit}'s parameters by name, every one given (defaults included): what {@link RuleText} writes. */
+    Map<String, Object> read(Limit limit) {
+        return reader.read(limit);
+    }
+
     boolean isRequired(String param) {
         return required.contains(param);
     }

@@ -35,6 +35,7 @@ public final class ServeCommand {
             "usage: sluice serve [--rules FILE]... [--store memory|redis://...] [--bind ADDRESS]",
             "                    [--http-port PORT] [--grpc-port PORT] [--config FILE]",
             "                    [--token TOKEN | --token-file FILE] [--tls-cert FILE --tls-key FILE]",
+            "                    [--clock server|client]",
             "",
             "Serves rate-limit checks over HTTP/JSON (POST /v1/check, /v1/check/batch), Envoy's gRPC rate-limit",
             "service and envoyproxy/ratelimit's POST /json, with /health, /ready and Prometheus /metrics.",
@@ -50,6 +51,8 @@ public final class ServeCommand {
             "  --token-file FILE  ... with the token read from FILE (it stays out of ps)",
             "  --tls-cert FILE    serve TLS with this PEM certificate chain ...",
             "  --tls-key FILE     ... and this PEM (PKCS#8) private key",
+            "  --clock server|client  whose time decides: the store's (default), or the remote store client's",
+            "                     reading sent with each call (tests and replays only)",
             "",
             "  -h, --help         this text",
             "",
@@ -61,7 +64,7 @@ public final class ServeCommand {
             "3 the store is unavailable (Redis cannot be reached).");
 
     private static final Set<String> VALUED = Set.of("--rules", "--store", "--bind", "--http-port", "--grpc-port",
-            "--config", "--token", "--token-file", "--tls-cert", "--tls-key");
+            "--config", "--token", "--token-file", "--tls-cert", "--tls-key", "--clock");
     private static final Set<String> CONFIG_KEYS = Set.of("bind", "http_port", "grpc_port", "rules", "store", "token",
             "token_file", "tls_cert", "tls_key", "reload_interval", "max_body_bytes", "max_batch", "max_key_length",
             "max_descriptor_entries", "envoy_response_headers", "shutdown_quiet_period", "shutdown_timeout",
@@ -240,6 +243,13 @@ public final class ServeCommand {
                 String file = given.get("--token-file").get(0);
                 String from = source("--token-file", cli);
                 token(b, tokenFile(Path.of(file), from), from + " " + file);
+            }
+            if (given.containsKey("--clock")) {
+                String clock = given.get("--clock").get(0);
+                if (!clock.equals("server") && !clock.equals("client")) {
+                    throw new UsageException(source("--clock", cli) + " must be server or client, was '" + clock + "'");
+                }
+                b.clientClock(clock.equals("client"));
             }
             if (given.containsKey("--tls-cert") != given.containsKey("--tls-key")) {
                 throw new UsageException("--tls-cert and --tls-key go together (or SLUICE_TLS_CERT and SLUICE_TLS_KEY)");

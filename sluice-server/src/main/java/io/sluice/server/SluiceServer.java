@@ -39,7 +39,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * try (SluiceServer server = SluiceServer.builder().httpPort(0).grpcPort(0).build().start()) {
- *     int port = server.httpPort();   // POST /v1/check, /v1/check/batch, /json; GET /health, /ready, /metrics
+ *     int port = server.httpPort();   // POST /v1/check, /v1/check/batch, /json, /v1/store/*; GET /health, /ready, /metrics
  *     ...
  * }
  * }</pre>
@@ -66,7 +66,7 @@ public final class SluiceServer implements AutoCloseable {
     private volatile boolean started;
 
     private SluiceServer(Settings settings, Store store, boolean ownsStore, ServerMetrics metrics,
-                         AtomicReference<RuleSet> rules, RuleReloader reloader) {
+                         AtomicReference<RuleSet> rules, RuleReloader reloader, boolean clientClock) {
         this.settings = settings;
         this.store = store;
         this.ownsStore = ownsStore;
@@ -93,6 +93,10 @@ public final class SluiceServer implements AutoCloseable {
                 new CheckService(rules::get, parser, envoy, metrics, storeErrors, true, settings.maxBodyBytes())));
         route(sb, HttpMethod.POST, "/json", guarded(auth, "json",
                 new EnvoyJsonService(rules::get, envoy, settings, metrics, storeErrors)));
+        StoreService remote = new StoreService(store, new RemoteRules(rules::get), metrics, storeErrors, clientClock,
+                settings.maxBodyBytes());
+        route(sb, HttpMethod.POST, "/v1/store/rules", guarded(auth, StoreService.API, remote.register()));
+        route(sb, HttpMethod.POST, "/v1/store/call", guarded(auth, StoreService.API, remote.call()));
         route(sb, HttpMethod.GET, "/v1/rules", guarded(auth, "http",
                 OpsService.rules(rules::get, () -> reloader == null ? null : reloader.lastError())));
         route(sb, HttpMethod.GET, "/metrics", guarded(auth, "http", OpsService.metrics(metrics)));
@@ -359,8 +363,19 @@ public final class SluiceServer implements AutoCloseable {
         private Duration shutdownQuietPeriod = Duration.ofSeconds(1);
         private Duration shutdownTimeout = Duration.ofSeconds(10);
         private StoreFactory.RedisTuning redis = StoreFactory.RedisTuning.SERVER_DEFAULT;
+        private boolean clientClock;
 
         private Builder() {}
+
+        /**
+         * Whether remote stores may send their own clock's reading with each call ({@code --clock client}), for
+         * tests and replays; default false: every decision is made at the store's own time. Applies to the store
+         * this server opens from {@link #store(String)} (a Redis store then runs in client-time mode).
+         */
+        public Builder clientClock(boolean accept) {
+            this.clientClock = accept;
+            return this;
+        }
 
         /** The address to listen on; default {@code 127.0.0.1} (loopback only). */
         public Builder bind(String address) {
@@ -528,7 +543,8 @@ public final class SluiceServer implements AutoCloseable {
             ServerMetrics metrics = new ServerMetrics();
             Store s;
             try {
-                s = owns ? StoreFactory.open(storeSpec, () -> new SluiceMetrics(metrics.registry()), redis) : store;
+                s = owns ? StoreFactory.open(storeSpec, () -> new SluiceMetrics(metrics.registry()), redis,
+                        clientClock ? new RequestClock() : null) : store;
             } catch (RuntimeException e) {
                 metrics.close();
                 throw e;
@@ -538,7 +554,7 @@ public final class SluiceServer implements AutoCloseable {
                 metrics.rulesLoaded(ruleCount(current.get()));
                 RuleReloader reloader = settings.rules().isEmpty() ? null
                         : new RuleReloader(settings.rules(), s, current, metrics, settings.reloadInterval());
-                return new SluiceServer(settings, s, owns, metrics, current, reloader);
+                return new SluiceServer(settings, s, owns, metrics, current, reloader, clientClock);
             } catch (IOException | RuntimeException e) {
                 if (owns) {
                     s.close();

@@ -70,17 +70,27 @@ public final class StoreFactory {
      * meters that could only read NaN), and Redis failure settings.
      */
     public static Store open(String spec, Supplier<? extends SluiceListener> redisListener, RedisTuning tuning) {
+        return open(spec, redisListener, tuning, null);
+    }
+
+    /**
+     * As {@link #open(String, Supplier, RedisTuning)}, deciding at {@code clock}'s time when it is not null
+     * (the Redis store then runs in client-time mode).
+     */
+    public static Store open(String spec, Supplier<? extends SluiceListener> redisListener, RedisTuning tuning,
+                             io.sluice.Clock clock) {
         if (spec.equals("memory")) {
-            return Store.memory().build();
+            return clock == null ? Store.memory().build() : Store.memory().clock(clock).build();
         }
         String lower = spec.toLowerCase(java.util.Locale.ROOT);
         if (lower.startsWith("redis://") || lower.startsWith("rediss://") || lower.startsWith("redis-sentinel://")) {
             // Every server process pointed at the same Redis decides in it, which is how several share limits.
             // Two or more comma-separated seed URIs mean a Redis Cluster (as `sluice replay --store` reads them).
             boolean cluster = !lower.startsWith("redis-sentinel://") && spec.contains(",");
-            return io.sluice.redis.RedisStore.builder().uri(spec).cluster(cluster).timeout(tuning.timeout())
-                    .circuitBreaker(tuning.breakerFailures(), tuning.breakerPause()).listener(redisListener.get())
-                    .build();
+            io.sluice.redis.RedisStore.Builder redis = io.sluice.redis.RedisStore.builder().uri(spec).cluster(cluster)
+                    .timeout(tuning.timeout()).circuitBreaker(tuning.breakerFailures(), tuning.breakerPause())
+                    .listener(redisListener.get());
+            return (clock == null ? redis : redis.clock(clock)).build();
         }
         throw new IllegalArgumentException("--store must be memory or a redis://, rediss:// or redis-sentinel:// URI, was '" + spec + "'");
     }

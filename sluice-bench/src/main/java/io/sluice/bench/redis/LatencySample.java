@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Latencies of one measured run, in nanoseconds, recorded from any thread without locks. Beyond its capacity
  * further latencies are dropped, which only happens past a million decisions in one run.
  */
-final class LatencySample {
+public final class LatencySample {
     private final long[] nanos;
     private final AtomicInteger size = new AtomicInteger();
 
@@ -27,7 +27,7 @@ final class LatencySample {
     }
 
     /** The {@code q}-quantile (0 to 1) in microseconds, nearest rank; NaN when empty. */
-    double quantileMicros(double q, long[] sorted) {
+    public double quantileMicros(double q, long[] sorted) {
         if (sorted.length == 0) {
             return Double.NaN;
         }

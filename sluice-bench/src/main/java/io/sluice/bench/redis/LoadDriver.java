@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.LongAdder;
  * outstanding calls completes. Keys are taken in turn from the key list. Counts decisions and admissions per
  * key for the whole load, and latencies while a measured run is open.
  */
-final class LoadDriver implements AutoCloseable {
+public final class LoadDriver implements AutoCloseable {
 
     private final RedisContender contender;
     private final List<String> keys;
@@ -36,7 +36,7 @@ final class LoadDriver implements AutoCloseable {
     private long startNanos;
     private long endNanos;
 
-    LoadDriver(RedisContender contender, List<String> keys, boolean async, int inFlight) {
+    public LoadDriver(RedisContender contender, List<String> keys, boolean async, int inFlight) {
         this.contender = contender;
         this.keys = keys;
         this.async = async;
@@ -47,7 +47,7 @@ final class LoadDriver implements AutoCloseable {
     }
 
     /** Starts the load. */
-    void start() {
+    public void start() {
         startNanos = System.nanoTime();
         if (async) {
             threads.add(started(new Thread(this::driveAsync, "bench-async-driver")));
@@ -133,39 +133,39 @@ final class LoadDriver implements AutoCloseable {
     }
 
     /** Opens a measured run: latencies are recorded from now on. */
-    void openRun() {
+    public void openRun() {
         latencies.clear();
         measuring = true;
     }
 
     /** Closes the measured run and returns its latencies, sorted. */
-    long[] closeRun() {
+    public long[] closeRun() {
         measuring = false;
         return latencies.sorted();
     }
 
-    LatencySample latencies() {
+    public LatencySample latencies() {
         return latencies;
     }
 
-    long decisions() {
+    public long decisions() {
         return decisions.sum();
     }
 
-    long admitted() {
+    public long admitted() {
         return admitted.sum();
     }
 
-    long errors() {
+    public long errors() {
         return errors.sum();
     }
 
-    Throwable firstError() {
+    public Throwable firstError() {
         return firstError.get();
     }
 
     /** Stops issuing requests and waits for the outstanding ones, 10 s at most in all. */
-    void stop() throws InterruptedException {
+    public void stop() throws InterruptedException {
         running = false;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         for (Thread t : threads) {
@@ -181,7 +181,7 @@ final class LoadDriver implements AutoCloseable {
     }
 
     /** Admissions beyond the contender's limit, summed over keys, over the whole load (warm-up included). */
-    long overAdmitted() {
+    public long overAdmitted() {
         long bound = contender.admissionBound((endNanos - startNanos) / 1_000);
         long over = 0;
         for (int i = 0; i < admittedPerKey.length(); i++) {

@@ -329,7 +329,8 @@ public final class MarkdownReport {
     }
 
     private void server(Path chartDir) throws IOException {
-        List<Measurement> server = rows.where(m -> "server".equals(m.suite()) && m.measured());
+        List<Measurement> server = rows.where(m -> "server".equals(m.suite()) && m.measured()
+                && !REMOTE_CLIENT.equals(m.variant()));
         if (server.isEmpty()) {
             return;
         }
@@ -371,6 +372,38 @@ public final class MarkdownReport {
                     + Format.decimal(m.redisCmdsPerDecision(), 1) + " | "
                     + Format.count(library.map(Measurement::decisionsPerS).orElse(null)) + " | "
                     + Format.ratio(ratio) + " |");
+        }
+        line();
+        remoteClient();
+    }
+
+    /** The server suite's row of the server's variant measured through {@code sluice-client}'s RemoteStore. */
+    private static final String REMOTE_CLIENT = "memory/remote-client";
+
+    private void remoteClient() {
+        List<Measurement> remote = rows.where(m -> "server".equals(m.suite()) && m.measured()
+                && REMOTE_CLIENT.equals(m.variant()));
+        if (remote.isEmpty()) {
+            return;
+        }
+        line("**The library as the server's client** (`sluice-client`'s `RemoteStore`, see "
+                + "[remote-client.md](remote-client.md)): one process, this benchmark's, keeping as many decisions in "
+                + "flight as wrk has connections, on one HTTP/2 connection to the in-memory server above (`POST "
+                + "/v1/store/call`, the same rule), beside wrk's row for the same server and keys (HTTP/1.1, one "
+                + "connection per request in flight, `POST /v1/check`). Target: at least 0.5× wrk's rate.");
+        line();
+        line("| keys | in flight | decisions/s | p50 µs | p99 µs | admitted | over-admitted | wrk, same server | "
+                + "client ÷ wrk |");
+        line("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        for (Measurement m : remote) {
+            Optional<Measurement> wrk = rows.find("server", "sluice", m.algorithm(), "http", m.keys(), null, null,
+                    "memory");
+            Double ratio = wrk.map(w -> m.decisionsPerS() / w.decisionsPerS()).orElse(null);
+            line("| " + Format.count((double) m.keys()) + " | " + m.inFlight() + " | " + Format.count(m.decisionsPerS())
+                    + " | " + Format.decimal(m.p50Us(), 0) + " | " + Format.decimal(m.p99Us(), 0) + " | "
+                    + Format.percent(m.admittedFraction()) + " | " + Format.count(m.overAdmitted()) + " | "
+                    + Format.count(wrk.map(Measurement::decisionsPerS).orElse(null)) + " | " + Format.ratio(ratio)
+                    + " |");
         }
         line();
     }

@@ -37,7 +37,23 @@ final class Targets {
         t.modes();
         t.local();
         t.memory();
+        t.remoteClient();
         return t.checks;
+    }
+
+    /** Issue 14: one client process through RemoteStore, 64 in flight, ≥ 0.5× wrk on the same memory server. */
+    private void remoteClient() {
+        Cases cases = new Cases();
+        for (Measurement client : rows.where(m -> "server".equals(m.suite()) && m.measured()
+                && "memory/remote-client".equals(m.variant()))) {
+            Double ratio = rows.find("server", "sluice", client.algorithm(), "http", client.keys(), null, null,
+                    "memory").map(w -> client.decisionsPerS() / w.decisionsPerS()).orElse(null);
+            cases.add(String.format(Locale.ROOT, "%,d keys", client.keys()), ratio, ratio != null && ratio >= 0.5,
+                    Format.ratio(ratio));
+        }
+        if (!cases.parts.isEmpty()) {
+            cases.check("sluice serve on memory, 64 in flight: one RemoteStore client ≥ 0.5× wrk's rate");
+        }
     }
 
     /** Cases of one target; measured as "case ratio, case ratio", met when every case is. */

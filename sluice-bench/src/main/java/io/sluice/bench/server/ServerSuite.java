@@ -4,6 +4,7 @@ import io.sluice.bench.BenchContext;
 import io.sluice.bench.Measurement;
 import io.sluice.bench.Profile;
 import io.sluice.bench.Suite;
+import io.sluice.bench.redis.LoadDriver;
 import io.sluice.bench.redis.LocalRedis;
 import io.sluice.bench.redis.RedisLimits;
 import io.sluice.bench.redis.RedisStats;
@@ -107,8 +108,87 @@ public final class ServerSuite implements Suite {
                         orNaN(row.decisionsPerS()), orNaN(row.p50Us()), orNaN(row.p99Us()),
                         row.note() == null ? "" : " (" + row.note() + ")");
             }
+            if (admin == null) {
+                Measurement row = measureRemoteClient(context, server, connections);
+                rows.add(row);
+                context.progress().say("  server %-14s %6d keys %3d in flight  %,12.0f decisions/s p50 %8.0f us"
+                                + " p99 %8.0f us%s", "remote-client", profile.manyKeys(), connections,
+                        orNaN(row.decisionsPerS()), orNaN(row.p50Us()), orNaN(row.p99Us()),
+                        row.note() == null ? "" : " (" + row.note() + ")");
+            }
         }
         return rows;
+    }
+
+    /**
+     * The same server and load through the library: one process (this one) with a {@link RemoteStore} keeping
+     * {@code inFlight} asynchronous decisions in flight on one HTTP/2 connection, on many keys, beside wrk's
+     * row of the same server (HTTP/1.1, one connection per request in flight). A warm-up as the server's, then
+     * the profile's runs; fresh keys for the row.
+     */
+    private Measurement measureRemoteClient(BenchContext context, ServeProcess server, int inFlight)
+            throws Exception {
+        Profile profile = context.profile();
+        int keys = profile.manyKeys();
+        Measurement.Builder row = Measurement.of(name(), "sluice").variant("memory/remote-client").mode("async")
+                .algorithm(ALGORITHM).config(RedisLimits.LOAD.describe(ALGORITHM)
+                        + "; RemoteStore, POST /v1/store/call over one HTTP/2 connection")
+                .keys(keys).threads(1).inFlight(inFlight);
+        List<String> keyList = new ArrayList<>(keys);
+        for (int i = 0; i < keys; i++) {
+            keyList.add("remote-client:" + i);
+        }
+        List<Double> rates = new ArrayList<>();
+        List<Double> p50s = new ArrayList<>();
+        List<Double> p99s = new ArrayList<>();
+        try (RemoteClientContender contender = new RemoteClientContender(server.baseUrl());
+             LoadDriver driver = new LoadDriver(contender, keyList, true, inFlight)) {
+            driver.start();
+            // This process's client path is as cold as a new server's was: warm it up the same way, in steps,
+            // until its rate settles (at least half the server's warm-up budget, at most all of it).
+            int budget = serverWarmupSeconds(profile);
+            int step = Math.min(WARMUP_STEP_SECONDS, budget);
+            int spent = 0;
+            double previous = 0;
+            boolean settled = false;
+            while (spent + step <= budget && !settled) {
+                long d0 = driver.decisions();
+                Thread.sleep(step * 1000L);
+                double rate = (driver.decisions() - d0) / (double) step;
+                spent += step;
+                settled = spent >= budget / 2 && rate > 0 && Math.abs(rate - previous) <= 0.05 * previous;
+                previous = rate;
+            }
+            context.progress().say("  remote client warmed up for %d s: %,.0f decisions/s in the last step%s", spent,
+                    previous, settled ? "" : " (not settled within the budget)");
+            long first = driver.decisions();
+            long firstAdmitted = driver.admitted();
+            for (int run = 0; run < profile.redisRuns(); run++) {
+                long decisions0 = driver.decisions();
+                long t0 = System.nanoTime();
+                driver.openRun();
+                Thread.sleep(runSeconds(profile) * 1000L);
+                long[] latencies = driver.closeRun();
+                long t1 = System.nanoTime();
+                rates.add((driver.decisions() - decisions0) / ((t1 - t0) / 1e9));
+                p50s.add(driver.latencies().quantileMicros(0.50, latencies));
+                p99s.add(driver.latencies().quantileMicros(0.99, latencies));
+            }
+            long measured = driver.decisions() - first;
+            long admitted = driver.admitted() - firstAdmitted;
+            driver.stop();
+            if (measured == 0) {
+                return row.note(driver.errors() > 0 ? "failed: " + RedisSuite.message(driver.firstError())
+                        : "no decision completed").build();
+            }
+            row.decisionsPerS(RedisSuite.median(rates)).latencyUs(RedisSuite.median(p50s), RedisSuite.median(p99s))
+                    .admittedFraction((double) admitted / measured).overAdmitted(driver.overAdmitted())
+                    .runs(profile.redisRuns());
+            if (driver.errors() > 0) {
+                row.note(driver.errors() + " errors, first: " + RedisSuite.message(driver.firstError()));
+            }
+        }
+        return row.build();
     }
 
     /**

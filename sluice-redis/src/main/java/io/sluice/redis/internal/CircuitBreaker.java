@@ -119,8 +119,23 @@ public final class CircuitBreaker implements RedisGate {
      */
     public CircuitBreaker(String where, int threshold, Duration coolDown, Duration probeAnswer, Duration probeLimit,
                           SluiceListener listener, LongSupplier ticker) {
+        this("Redis at " + where, threshold, coolDown, probeAnswer, probeLimit, listener, ticker, true);
+    }
+
+    /**
+     * A breaker in front of another service than Redis (the remote store's {@code sluice serve}): as the
+     * constructor, with {@code subject} naming the service in messages as it is, e.g.
+     * {@code sluice serve at http://10.0.0.5:8080}.
+     */
+    public static CircuitBreaker named(String subject, int threshold, Duration coolDown, Duration probeAnswer,
+                                       Duration probeLimit, SluiceListener listener, LongSupplier ticker) {
+        return new CircuitBreaker(subject, threshold, coolDown, probeAnswer, probeLimit, listener, ticker, true);
+    }
+
+    private CircuitBreaker(String subject, int threshold, Duration coolDown, Duration probeAnswer, Duration probeLimit,
+                           SluiceListener listener, LongSupplier ticker, boolean named) {
         StoreSettings.checkBreaker(threshold, coolDown);
-        this.where = where;
+        this.where = subject;
         this.threshold = threshold;
         this.coolDown = coolDown;
         this.coolDownNanos = coolDown.toNanos();
@@ -197,7 +212,7 @@ public final class CircuitBreaker implements RedisGate {
                     Open open = open(cause, n + " consecutive failed calls");
                     if (phase.compareAndSet(CLOSED, open)) {
                         failures.set(0);
-                        log.warn("Redis at {}: circuit breaker opened after {} consecutive failed calls; for {} "
+                        log.warn("{}: circuit breaker opened after {} consecutive failed calls; for {} "
                                 + "calls fail fast and rules decide by their failure policy", where, n, coolDown, cause);
                         transition(BreakerState.CLOSED, BreakerState.OPEN, n + " consecutive failed calls, the last: "
                                 + cause);
@@ -221,8 +236,8 @@ public final class CircuitBreaker implements RedisGate {
                 }
                 HalfOpen probe = halfOpen(now, o.cause());
                 if (phase.compareAndSet(o, probe)) {
-                    log.info("Redis at {}: circuit breaker half-open after its cool-down of {}; one probe call goes "
-                            + "to Redis", where, coolDown);
+                    log.info("{}: circuit breaker half-open after its cool-down of {}; one probe call goes "
+                            + "through", where, coolDown);
                     transition(BreakerState.OPEN, BreakerState.HALF_OPEN, "cool-down of " + coolDown + " ended");
                     return probe(probe, operation, call);
                 }
@@ -232,7 +247,7 @@ public final class CircuitBreaker implements RedisGate {
                 }
                 HalfOpen again = halfOpen(now, h.cause());
                 if (phase.compareAndSet(h, again)) {
-                    log.warn("Redis at {}: the breaker's probe call did not end within {}; probing again", where,
+                    log.warn("{}: the breaker's probe call did not end within {}; probing again", where,
                             Duration.ofNanos(probeLimitNanos));
                     return probe(again, operation, call);
                 }
@@ -256,15 +271,15 @@ public final class CircuitBreaker implements RedisGate {
             case ANSWERED -> {
                 failures.set(0);
                 if (phase.compareAndSet(probe, CLOSED)) {
-                    log.info("Redis at {}: circuit breaker closed: the probe call was answered; calls go to Redis "
-                            + "again", where);
+                    log.info("{}: circuit breaker closed: the probe call was answered; calls go "
+                            + "through again", where);
                     transition(BreakerState.HALF_OPEN, BreakerState.CLOSED, "the probe call was answered");
                 }
             }
             case UNAVAILABLE -> {
                 Throwable cause = RedisFailures.unwrap(error);
                 if (phase.compareAndSet(probe, open(cause, "a failed probe call"))) {
-                    log.warn("Redis at {}: circuit breaker opened again for {}: the probe call failed: {}", where,
+                    log.warn("{}: circuit breaker opened again for {}: the probe call failed: {}", where,
                             coolDown, cause.toString());
                     transition(BreakerState.HALF_OPEN, BreakerState.OPEN, "the probe call failed: " + cause);
                 }
@@ -274,7 +289,7 @@ public final class CircuitBreaker implements RedisGate {
                 Open open = new Open(ticker.getAsLong(), refusal(Instant.now(), "a probe call that did not reach "
                         + "Redis", probe.cause()), probe.cause());
                 if (phase.compareAndSet(probe, open)) {
-                    log.info("Redis at {}: the breaker's probe call failed before reaching Redis ({}); the next call "
+                    log.info("{}: the breaker's probe call failed before it was sent ({}); the next call "
                             + "probes again", where, String.valueOf(error));
                     transition(BreakerState.HALF_OPEN, BreakerState.OPEN, "the probe call did not reach Redis: "
                             + RedisFailures.unwrap(error));
@@ -291,14 +306,14 @@ public final class CircuitBreaker implements RedisGate {
     }
 
     private String refusal(Instant until, String after, Throwable cause) {
-        return "Redis at " + where + " is unavailable: circuit breaker open until " + until + " (cool-down "
+        return where + " is unavailable: circuit breaker open until " + until + " (cool-down "
                 + coolDown + " after " + after + "); the call was not sent and charged nothing. Last failure: "
                 + cause.getMessage();
     }
 
     private HalfOpen halfOpen(long now, Throwable cause) {
         Instant answer = Instant.now().plusNanos(probeAnswerNanos);
-        return new HalfOpen(now, "Redis at " + where + " is unavailable: circuit breaker half-open: one probe call "
+        return new HalfOpen(now, where + " is unavailable: circuit breaker half-open: one probe call "
                 + "is in flight (answered by " + answer + " at the latest) and other calls fail fast until it ends; "
                 + "the call was not sent and charged nothing. Last failure: " + cause.getMessage(), cause);
     }

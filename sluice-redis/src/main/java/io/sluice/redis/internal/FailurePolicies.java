@@ -36,8 +36,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Peeks follow the same policy. A lease granted by the local fallback carries {@link #FALLBACK_LEASE} so that
  * its release goes to the local store and never to Redis (local lease ids are microsecond timestamps, like
  * Redis's, and could name a Redis lease). Thread-safe.
+ *
+ * <p>Public for the remote store ({@code sluice-client}), which decides by the same policies behind the same
+ * {@link CircuitBreaker} when {@code sluice serve} cannot be reached: its failures are
+ * {@link io.sluice.redis.RedisUnavailableException}s too.
  */
-final class FailurePolicies implements AutoCloseable {
+public final class FailurePolicies implements AutoCloseable {
 
     /**
      * Set in the id of every lease the local fallback grants. Store lease ids are below 2^53 (they are
@@ -53,7 +57,7 @@ final class FailurePolicies implements AutoCloseable {
     private final ConcurrentHashMap<String, Scaled> scaled = new ConcurrentHashMap<>();
 
     /** @param clock the store's client clock, or null for the system clock */
-    FailurePolicies(Clock clock, CircuitBreaker breaker) {
+    public FailurePolicies(Clock clock, CircuitBreaker breaker) {
         this.fallback = Store.memory().clock(clock == null ? Clock.system() : clock).build();
         this.breaker = breaker;
     }
@@ -62,7 +66,7 @@ final class FailurePolicies implements AutoCloseable {
      * The decision of a call whose future is {@code decided}: unchanged when it succeeds or the rule's policy is
      * {@code raise}; decided by the policy when it ended unavailable.
      */
-    CompletableFuture<Decision> guard(Rule rule, String key, Request request, CompletableFuture<Decision> decided) {
+    public CompletableFuture<Decision> guard(Rule rule, String key, Request request, CompletableFuture<Decision> decided) {
         if (rule.failurePolicy().kind() == FailurePolicy.Kind.RAISE
                 || (decided.isDone() && !decided.isCompletedExceptionally())) {
             return decided;
@@ -73,7 +77,7 @@ final class FailurePolicies implements AutoCloseable {
     }
 
     /** Whether a call of {@code rule} that ended with {@code error} is decided by its policy. */
-    static boolean applies(Rule rule, Throwable error) {
+    public static boolean applies(Rule rule, Throwable error) {
         return rule.failurePolicy().kind() != FailurePolicy.Kind.RAISE && RedisFailures.unavailable(error);
     }
 
@@ -81,7 +85,7 @@ final class FailurePolicies implements AutoCloseable {
      * The decision of the rule's policy for a request Redis could not decide; only for policies other than
      * {@code raise}.
      */
-    Decision decide(Rule rule, String key, Request request) {
+    public Decision decide(Rule rule, String key, Request request) {
         FailurePolicy policy = rule.failurePolicy();
         String limit = rule.limits().get(0).name();
         return switch (policy.kind()) {
@@ -158,17 +162,17 @@ final class FailurePolicies implements AutoCloseable {
     }
 
     /** Whether {@code lease} was granted by the local fallback. */
-    static boolean fallbackLease(long lease) {
+    public static boolean fallbackLease(long lease) {
         return lease != Decision.NO_LEASE && (lease & FALLBACK_LEASE) != 0;
     }
 
     /** Returns a lease the local fallback granted. */
-    boolean releaseFallback(Rule rule, String key, long lease) {
+    public boolean releaseFallback(Rule rule, String key, long lease) {
         return fallback.release(scaled(rule), key, lease & ~FALLBACK_LEASE);
     }
 
     /** Forgets the key in the local fallback too, so a reset key starts fresh wherever it is decided next. */
-    void reset(Rule rule, String key) {
+    public void reset(Rule rule, String key) {
         if (rule.failurePolicy().kind() == FailurePolicy.Kind.LOCAL_FALLBACK) {
             fallback.reset(scaled(rule), key);
         }

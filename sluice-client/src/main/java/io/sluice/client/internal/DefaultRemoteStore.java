@@ -1,0 +1,275 @@
+package io.sluice.client.internal;
+
+import com.linecorp.armeria.client.ClientFactory;
+import com.linecorp.armeria.client.WebClient;
+import com.linecorp.armeria.common.AggregatedHttpResponse;
+import com.linecorp.armeria.common.HttpMethod;
+import com.linecorp.armeria.common.HttpRequest;
+import com.linecorp.armeria.common.MediaType;
+import com.linecorp.armeria.common.RequestHeaders;
+import com.linecorp.armeria.common.SessionProtocol;
+import io.sluice.Clock;
+import io.sluice.Decision;
+import io.sluice.Request;
+import io.sluice.Rule;
+import io.sluice.SluiceListener;
+import io.sluice.client.RemoteStore;
+import io.sluice.client.RemoteStoreException;
+import io.sluice.client.RemoteUnavailableException;
+import io.sluice.client.RuleMismatchException;
+import io.sluice.redis.RedisUnavailableException;
+import io.sluice.redis.internal.CircuitBreaker;
+import io.sluice.redis.internal.FailurePolicies;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The {@link RemoteStore} behind {@link RemoteStore#builder}: each store call is one {@code POST /v1/store/call}
+ * on an Armeria {@link WebClient} over one HTTP/2 connection, through the Redis store's {@link CircuitBreaker}
+ * and {@link FailurePolicies}. A call the server answers with 412 (rule not registered: first use, or the
+ * server restarted) registers the rule ({@code POST /v1/store/rules}) and is sent again; 412 guarantees the
+ * first was not decided, so nothing is charged twice.
+ */
+public final class DefaultRemoteStore implements RemoteStore {
+
+    private static final int MAX_CACHED_RULES = 10_000;
+
+    /** A rule's wire name: its fingerprint and canonical text, computed once per rule. */
+    private record Wire(Rule rule, String fingerprint, String text) {}
+
+    private final String where;
+    private final String authorization;
+    private final Clock clock;
+    private final ClientFactory factory;
+    private final WebClient client;
+    private final CircuitBreaker breaker;
+    private final FailurePolicies policies;
+    /** The two requests' headers, immutable and the same for every call. */
+    private final RequestHeaders callHeaders;
+    private final RequestHeaders registerHeaders;
+    private final ConcurrentHashMap<Rule, Wire> wires = new ConcurrentHashMap<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    /** The last rule used: a limiter holds one rule instance, so this usually spares the map's hashing. */
+    private volatile Wire last;
+
+    public DefaultRemoteStore(URI uri, String token, Duration timeout, Clock clock, int breakerFailures,
+                              Duration breakerCoolDown, SluiceListener listener) {
+        boolean tls = uri.getScheme().equalsIgnoreCase("https");
+        int port = uri.getPort() != -1 ? uri.getPort() : tls ? 443 : 80;
+        this.where = "sluice serve at " + uri.getScheme() + "://" + uri.getHost() + ":" + port;
+        this.authorization = token == null ? null : "Bearer " + token;
+        this.clock = clock;
+        // A factory of its own, so closing the store closes its connection; the event loops are Armeria's shared
+        // ones, so a store opened and closed many times leaves no thread behind.
+        this.factory = ClientFactory.builder().connectTimeout(timeout).idleTimeout(Duration.ofMinutes(1))
+                .useHttp2Preface(true).build();
+        String authority = uri.getHost().contains(":") ? "[" + uri.getHost() + "]" : uri.getHost();
+        this.client = WebClient.builder((tls ? SessionProtocol.H2 : SessionProtocol.H2C).uriText() + "://"
+                        + authority + ":" + port)
+                .factory(factory).responseTimeout(timeout).writeTimeout(timeout).maxResponseLength(1 << 20)
+                .build();
+        // As the Redis store's breaker: a probe is answered within the timeout; one still out after twice that
+        // is given up.
+        this.breaker = CircuitBreaker.named(where, breakerFailures, breakerCoolDown, timeout,
+                timeout.multipliedBy(2).plusMillis(200), listener, System::nanoTime);
+        this.policies = new FailurePolicies(clock, breaker);
+        this.callHeaders = headers("/v1/store/call");
+        this.registerHeaders = headers("/v1/store/rules");
+    }
+
+    private RequestHeaders headers(String path) {
+        var b = RequestHeaders.builder(HttpMethod.POST, path).contentType(MediaType.JSON_UTF_8);
+        return (authorization == null ? b : b.add("authorization", authorization)).build();
+    }
+
+    @Override
+    public Decision decide(Rule rule, String key, Request request) {
+        return join(decideAsync(rule, key, request));
+    }
+
+    @Override
+    public CompletableFuture<Decision> decideAsync(Rule rule, String key, Request request) {
+        CompletableFuture<Decision> sent;
+        try {
+            Wire w = wire(rule);
+            String body = Protocol.call(w.rule().name(), w.fingerprint(), key, request, now());
+            sent = remote(breaker.call("decide", () -> send(w, body))).thenApply(Protocol::decision);
+        } catch (RuntimeException e) {
+            sent = CompletableFuture.failedFuture(e);
+        }
+        return policies.guard(rule, key, request, sent);
+    }
+
+    @Override
+    public boolean release(Rule rule, String key, long lease) {
+        return join(releaseAsync(rule, key, lease));
+    }
+
+    /**
+     * Returns a lease. A lease this store's local fallback granted goes back to it, never to the server. When
+     * the server cannot be reached and the rule's policy is not {@code raise}, answers false: the lease holds
+     * its permits on the server until its TTL ends.
+     */
+    @Override
+    public CompletableFuture<Boolean> releaseAsync(Rule rule, String key, long lease) {
+        if (FailurePolicies.fallbackLease(lease)) {
+            return CompletableFuture.completedFuture(policies.releaseFallback(rule, key, lease));
+        }
+        CompletableFuture<Boolean> sent;
+        try {
+            Wire w = wire(rule);
+            String body = Protocol.release(w.rule().name(), w.fingerprint(), key, lease, now());
+            sent = remote(breaker.call("release", () -> send(w, body))).thenApply(Protocol::released);
+        } catch (RuntimeException e) {
+            sent = CompletableFuture.failedFuture(e);
+        }
+        return sent.exceptionallyCompose(e -> FailurePolicies.applies(rule, e)
+                ? CompletableFuture.completedFuture(false) : CompletableFuture.failedFuture(e));
+    }
+
+    /** Forgets the key on the server and in the local fallback; a server out of reach throws. */
+    @Override
+    public void reset(Rule rule, String key) {
+        policies.reset(rule, key);
+        Wire w = wire(rule);
+        String body = Protocol.reset(w.rule().name(), w.fingerprint(), key, now());
+        join(remote(breaker.call("reset", () -> send(w, body))));
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            factory.close();
+            policies.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RemoteStore{" + where + "}";
+    }
+
+    private Long now() {
+        return clock == null ? null : clock.nowMicros();
+    }
+
+    private Wire wire(Rule rule) {
+        Wire w = last;
+        if (w != null && w.rule() == rule) {
+            return w;
+        }
+        w = wires.get(rule);
+        if (w == null) {
+            if (wires.size() >= MAX_CACHED_RULES) {
+                wires.clear();
+            }
+            String text = io.sluice.rules.RuleText.of(rule);
+            w = new Wire(rule, io.sluice.rules.RuleText.fingerprintOf(text), text);
+            wires.put(rule, w);
+        }
+        last = w;
+        return w;
+    }
+
+    /** Sends a call; on 412 registers the rule and sends it once more. Completes with the 200 answer's body. */
+    private CompletableFuture<byte[]> send(Wire w, String body) {
+        if (closed.get()) {
+            return CompletableFuture.failedFuture(new IllegalStateException("the remote store is closed"));
+        }
+        return post(callHeaders, body).thenCompose(r -> {
+            if (r.status().code() != 412) {
+                return CompletableFuture.completedFuture(answer(r));
+            }
+            return post(registerHeaders, w.text()).thenCompose(registered -> {
+                answer(registered);
+                return post(callHeaders, body).thenApply(this::answer);
+            });
+        });
+    }
+
+    private CompletableFuture<AggregatedHttpResponse> post(RequestHeaders headers, String body) {
+        CompletableFuture<AggregatedHttpResponse> f;
+        try {
+            f = client.execute(HttpRequest.of(headers, com.linecorp.armeria.common.HttpData.ofUtf8(body)))
+                    .aggregate();
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        // An outage is expected: the exception says what happened in its message and carries no stack trace
+        // (the breaker logs it when it opens).
+        return f.exceptionallyCompose(e -> CompletableFuture.failedFuture(new RemoteUnavailableException(
+                where + " did not answer: " + describe(unwrap(e)), null)));
+    }
+
+    /** The body of a 200; any other status as the exception it means. */
+    private byte[] answer(AggregatedHttpResponse r) {
+        int status = r.status().code();
+        if (status == 200) {
+            return r.content().array();
+        }
+        String message = Protocol.errorMessage(r.content().toString(StandardCharsets.UTF_8));
+        switch (status) {
+            case 409:
+                throw new RuleMismatchException(message);
+            case 503:
+            case 502:
+            case 504:
+                throw new RemoteUnavailableException(where + ": " + message, null);
+            default:
+                throw new RemoteStoreException(where + " answered " + status + ": " + message);
+        }
+    }
+
+    /**
+     * The breaker's own refusal is a {@link RedisUnavailableException}; callers of this store are promised a
+     * {@link RemoteUnavailableException}, with the breaker's message.
+     */
+    private static <T> CompletableFuture<T> remote(CompletableFuture<T> call) {
+        if (call.isDone() && !call.isCompletedExceptionally()) {
+            return call;
+        }
+        return call.exceptionallyCompose(e -> {
+            Throwable t = unwrap(e);
+            return CompletableFuture.failedFuture(t instanceof RedisUnavailableException
+                    && !(t instanceof RemoteUnavailableException) ? new RemoteUnavailableException(t.getMessage(), null)
+                    : t);
+        });
+    }
+
+    private static Throwable unwrap(Throwable e) {
+        Throwable t = e;
+        while (t instanceof CompletionException && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    private static String describe(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getMessage() == null) {
+            t = t.getCause();
+        }
+        String name = t.getClass().getSimpleName();
+        return t.getMessage() == null ? name : name + ": " + t.getMessage();
+    }
+
+    private static <T> T join(CompletableFuture<T> f) {
+        try {
+            return f.join();
+        } catch (CompletionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            if (cause instanceof Error err) {
+                throw err;
+            }
+            throw e;
+        }
+    }
+}

@@ -1,0 +1,166 @@
+package io.sluice.client.internal;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import io.sluice.Decision;
+import io.sluice.Request;
+import io.sluice.client.RemoteStoreException;
+import java.io.IOException;
+import java.util.Locale;
+
+/**
+ * The JSON of {@code sluice serve}'s remote store protocol ({@code POST /v1/store/call}), written and read by
+ * hand: a call is a few short fields, and a decision is read field by field into a {@link Decision} without
+ * a tree. Times are whole microseconds; -1 means "never" (and "no lease").
+ */
+final class Protocol {
+
+    private static final JsonFactory JSON = new JsonFactory();
+
+    private Protocol() {}
+
+    static String call(String rule, String fingerprint, String key, Request request, Long now) {
+        StringBuilder s = head(rule, fingerprint, key, switch (request.op()) {
+            case TRY -> "try";
+            case TRY_AT_MOST -> "try_at_most";
+            case RESERVE -> "reserve";
+            case PEEK -> "peek";
+        });
+        s.append(",\"permits\":").append(request.permits());
+        if (request.op() == Request.Op.RESERVE) {
+            s.append(",\"max_wait_us\":").append(request.maxWaitMicros() == Long.MAX_VALUE ? -1
+                    : request.maxWaitMicros());
+        }
+        return tail(s, now);
+    }
+
+    static String release(String rule, String fingerprint, String key, long lease, Long now) {
+        return tail(head(rule, fingerprint, key, "release").append(",\"lease\":").append(lease), now);
+    }
+
+    static String reset(String rule, String fingerprint, String key, Long now) {
+        return tail(head(rule, fingerprint, key, "reset"), now);
+    }
+
+    private static StringBuilder head(String rule, String fingerprint, String key, String op) {
+        StringBuilder s = new StringBuilder(96 + rule.length() + key.length());
+        string(s.append("{\"rule\":"), rule);
+        s.append(",\"fingerprint\":\"").append(fingerprint).append('"');
+        string(s.append(",\"key\":"), key);
+        return s.append(",\"op\":\"").append(op).append('"');
+    }
+
+    private static String tail(StringBuilder s, Long now) {
+        if (now != null) {
+            s.append(",\"now_us\":").append(now.longValue());
+        }
+        return s.append('}').toString();
+    }
+
+    /** A decision as the server writes it. */
+    static Decision decision(byte[] body) {
+        boolean allowed = false;
+        long granted = 0;
+        long remaining = 0;
+        long retryAfter = 0;
+        long resetAfter = 0;
+        long wait = 0;
+        String limit = null;
+        long lease = Decision.NO_LEASE;
+        Decision.Source source = Decision.Source.STORE;
+        try (JsonParser p = JSON.createParser(body)) {
+            expect(p.nextToken() == JsonToken.START_OBJECT, body);
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String field = p.currentName();
+                JsonToken value = p.nextToken();
+                switch (field) {
+                    case "allowed" -> allowed = value == JsonToken.VALUE_TRUE;
+                    case "granted" -> granted = p.getLongValue();
+                    case "remaining" -> remaining = p.getLongValue();
+                    case "retry_after_us" -> retryAfter = micros(p.getLongValue());
+                    case "reset_after_us" -> resetAfter = micros(p.getLongValue());
+                    case "wait_us" -> wait = micros(p.getLongValue());
+                    case "limit" -> limit = p.getText();
+                    case "lease" -> lease = p.getLongValue();
+                    case "source" -> source = Decision.Source.valueOf(p.getText().toUpperCase(Locale.ROOT));
+                    default -> p.skipChildren();
+                }
+            }
+        } catch (IOException | IllegalArgumentException e) {
+            throw new RemoteStoreException("unreadable decision from the server: " + e.getMessage() + ": "
+                    + new String(body, java.nio.charset.StandardCharsets.UTF_8));
+        }
+        expect(limit != null, body);
+        return new Decision(allowed, granted, remaining, retryAfter, resetAfter, wait, limit, lease, source);
+    }
+
+    /** {@code {"released": bool}}. */
+    static boolean released(byte[] body) {
+        return booleanField(body, "released");
+    }
+
+    /** The {@code error} of an error body, or the body itself when it has none. */
+    static String errorMessage(String body) {
+        try (JsonParser p = JSON.createParser(body)) {
+            if (p.nextToken() == JsonToken.START_OBJECT) {
+                while (p.nextToken() == JsonToken.FIELD_NAME) {
+                    String field = p.currentName();
+                    p.nextToken();
+                    if (field.equals("error")) {
+                        return p.getText();
+                    }
+                    p.skipChildren();
+                }
+            }
+        } catch (IOException e) {
+            // Not JSON: the body says what it says.
+        }
+        return body.isEmpty() ? "(no body)" : body;
+    }
+
+    private static boolean booleanField(byte[] body, String name) {
+        try (JsonParser p = JSON.createParser(body)) {
+            expect(p.nextToken() == JsonToken.START_OBJECT, body);
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String field = p.currentName();
+                JsonToken value = p.nextToken();
+                if (field.equals(name)) {
+                    return value == JsonToken.VALUE_TRUE;
+                }
+                p.skipChildren();
+            }
+        } catch (IOException e) {
+            throw new RemoteStoreException("unreadable answer from the server: " + e.getMessage());
+        }
+        throw new RemoteStoreException("the server's answer has no '" + name + "': "
+                + new String(body, java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    private static long micros(long v) {
+        return v == -1 ? Long.MAX_VALUE : v;
+    }
+
+    private static void expect(boolean ok, byte[] body) {
+        if (!ok) {
+            throw new RemoteStoreException("unreadable decision from the server: "
+                    + new String(body, java.nio.charset.StandardCharsets.UTF_8));
+        }
+    }
+
+    /** A JSON string: quotes, backslashes and control characters escaped. */
+    private static void string(StringBuilder s, String value) {
+        s.append('"');
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c == '"' || c == '\\') {
+                s.append('\\').append(c);
+            } else if (c < 0x20) {
+                s.append(String.format("\\u%04x", (int) c));
+            } else {
+                s.append(c);
+            }
+        }
+        s.append('"');
+    }
+}

@@ -1,0 +1,75 @@
+package io.sluice.rules;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sluice.Concurrency;
+import io.sluice.FailurePolicy;
+import io.sluice.FixedWindow;
+import io.sluice.Gcra;
+import io.sluice.LeakyBucket;
+import io.sluice.Mode;
+import io.sluice.RefreshPeriod;
+import io.sluice.RollingWindow;
+import io.sluice.Rule;
+import io.sluice.SlidingLog;
+import io.sluice.SlidingWindow;
+import io.sluice.SmoothBursty;
+import io.sluice.SmoothWarmingUp;
+import io.sluice.TokenBucket;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class RuleTextTest {
+
+    private static final List<Rule> RULES = List.of(
+            Rule.of("fw", FixedWindow.of(3, Duration.ofSeconds(1)).withCountRejected(true)),
+            Rule.of("sl", SlidingLog.of(5, Duration.ofMinutes(1)).withMinGap(Duration.ofNanos(1_500_000))),
+            Rule.of("sw", SlidingWindow.of(10, Duration.ofSeconds(1))),
+            Rule.of("rw", RollingWindow.of(10, Duration.ofSeconds(1), Duration.ofMillis(100))),
+            Rule.of("tb", TokenBucket.of(10, 3, Duration.ofMillis(1500)).withInitialTokens(2)),
+            Rule.of("gcra", Gcra.of(7, Duration.ofSeconds(1)).withBurst(3)),
+            Rule.of("lb", LeakyBucket.of(1, Duration.ofSeconds(1)).withBurst(5).withNodelay(true)),
+            Rule.of("sb", SmoothBursty.of(0.1 + 0.2)),
+            Rule.of("swu", SmoothWarmingUp.of(2.0, Duration.ofMillis(4000))),
+            Rule.of("rp", RefreshPeriod.of(2, Duration.ofSeconds(1))),
+            Rule.of("c", Concurrency.of(2, Duration.ofSeconds(10))),
+            Rule.of("two", FixedWindow.of(50, Duration.ofMinutes(1)), TokenBucket.of(30, 10, Duration.ofSeconds(10)))
+                    .withMode(Mode.leased().withLeaseTtl(Duration.ofMillis(250)).withMaxBatch(4))
+                    .withFailurePolicy(FailurePolicy.localFallback(0.5)),
+            Rule.of("synced", FixedWindow.of(100, Duration.ofMinutes(1))).withMode(Mode.synced(Duration.ofMillis(50)))
+                    .withFailurePolicy(FailurePolicy.failOpen()),
+            Rule.of("coalesced", Gcra.of(7, Duration.ofSeconds(1))).withMode(Mode.coalesced())
+                    .withFailurePolicy(FailurePolicy.failClosed()));
+
+    @Test
+    void everyRuleReadsBackEqual() throws RuleFileException {
+        for (Rule rule : RULES) {
+            String text = RuleText.of(rule);
+            assertThat(RuleText.parse("test", text)).as(text).isEqualTo(rule);
+            assertThat(RuleText.of(RuleText.parse("test", text))).isEqualTo(text);
+        }
+    }
+
+    @Test
+    void fingerprintsTellRulesApartAndEqualRulesAlike() {
+        Rule a = Rule.of("r", FixedWindow.of(3, Duration.ofSeconds(1)));
+        Rule same = Rule.of("r", FixedWindow.of(3, Duration.ofSeconds(1)));
+        assertThat(RuleText.fingerprint(a)).hasSize(16).isEqualTo(RuleText.fingerprint(same));
+        assertThat(RuleText.fingerprint(a)).isNotEqualTo(RuleText.fingerprint(
+                Rule.of("r", FixedWindow.of(4, Duration.ofSeconds(1)))));
+        assertThat(RuleText.fingerprint(a)).isNotEqualTo(RuleText.fingerprint(
+                a.withFailurePolicy(FailurePolicy.failOpen())));
+        assertThat(RuleText.fingerprint(a)).isNotEqualTo(RuleText.fingerprint(
+                Rule.of("r2", FixedWindow.of(3, Duration.ofSeconds(1)))));
+    }
+
+    @Test
+    void aTextOfSeveralRulesIsRefused() {
+        String two = "{\"limits\": {\"a\": {\"algorithm\": \"gcra\", \"limit\": 1, \"period\": \"1s\"}},"
+                + " \"rules\": {\"x\": {\"limits\": [\"a\"]}, \"y\": {\"limits\": [\"a\"]}}}";
+        assertThatThrownBy(() -> RuleText.parse("sent", two)).isInstanceOf(RuleFileException.class)
+                .hasMessageContaining("exactly one rule");
+    }
+}

@@ -1,0 +1,115 @@
+package io.sluice.server;
+
+import io.sluice.Rule;
+import io.sluice.rules.RuleFileException;
+import io.sluice.rules.RuleText;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+/**
+ * The rules remote stores ({@code sluice-client}) decide under, by fingerprint.
+ *
+ * <p>A remote store sends a rule's definition once ({@link #register}) and then names it in each call by name
+ * and fingerprint ({@link RuleText#fingerprint}). A rule the server's rule files also define must be the same
+ * rule: a registration or call whose fingerprint differs from the file's is refused with a
+ * {@link Mismatch} naming the rule, never decided under either definition. A name the files do not define is
+ * the client's own rule; clients that send different definitions under one name share its keys' state, as two
+ * embedded limiters of one name share a store. Names in the server's own namespaces ({@code rls:},
+ * {@code limit:}, {@code sluice:}) are refused.
+ *
+ * <p>Memory is bounded: past {@link #MAX_RULES} fingerprints the table is emptied, and each client registers
+ * its rules again on its next call (an {@link Unknown} answer makes it do so). Thread-safe.
+ */
+final class RemoteRules {
+
+    static final int MAX_RULES = 10_000;
+
+    /** A registered rule; {@code checkedAgainst} is the rule set it was last found consistent with. */
+    private record Entry(Rule rule, String fingerprint, RuleSet checkedAgainst) {}
+
+    /** The rule's definition differs from the server's rule files. */
+    static final class Mismatch extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Mismatch(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** No rule has this fingerprint (never registered, or forgotten): the client registers it again. */
+    static final class Unknown extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Unknown(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    private final Supplier<RuleSet> files;
+    private final Map<String, Entry> byFingerprint = new ConcurrentHashMap<>();
+
+    RemoteRules(Supplier<RuleSet> files) {
+        this.files = files;
+    }
+
+    /**
+     * Reads a rule definition and registers it; returns its fingerprint.
+     *
+     * @throws InvalidRequestException when the text is not one valid rule, or names a reserved namespace
+     * @throws Mismatch                when the server's rule files define the name differently
+     */
+    String register(String text) throws InvalidRequestException, Mismatch {
+        Rule rule;
+        try {
+            rule = RuleText.parse("rule", text);
+        } catch (RuleFileException e) {
+            throw new InvalidRequestException(e.getMessage());
+        }
+        String name = rule.name();
+        if (name.startsWith("rls:") || name.startsWith("limit:") || name.startsWith("sluice:")) {
+            throw new InvalidRequestException("rule: the name '" + name + "' is in a namespace the server keeps for"
+                    + " its own rules (rls:, limit:, sluice:); name the rule otherwise");
+        }
+        String fingerprint = RuleText.fingerprint(rule);
+        RuleSet set = files.get();
+        check(set, rule, fingerprint);
+        if (byFingerprint.size() >= MAX_RULES) {
+            byFingerprint.clear();
+        }
+        byFingerprint.put(fingerprint, new Entry(rule, fingerprint, set));
+        return fingerprint;
+    }
+
+    /**
+     * The rule a call names.
+     *
+     * @throws Unknown  when no rule of that name has that fingerprint here
+     * @throws Mismatch when the rule files now define the name differently (they were reloaded)
+     */
+    Rule rule(String name, String fingerprint) throws Unknown, Mismatch {
+        Entry e = byFingerprint.get(fingerprint);
+        if (e == null || !e.rule().name().equals(name)) {
+            throw new Unknown("rule '" + name + "' with fingerprint " + fingerprint + " is not registered");
+        }
+        RuleSet set = files.get();
+        if (e.checkedAgainst() != set) {
+            check(set, e.rule(), fingerprint);
+            byFingerprint.replace(fingerprint, e, new Entry(e.rule(), fingerprint, set));
+        }
+        return e.rule();
+    }
+
+    private static void check(RuleSet set, Rule rule, String fingerprint) throws Mismatch {
+        RuleSet.Bound file = set.rule(rule.name());
+        if (file == null) {
+            return;
+        }
+        String serverFingerprint = RuleText.fingerprint(file.rule());
+        if (!serverFingerprint.equals(fingerprint)) {
+            throw new Mismatch("rule '" + rule.name() + "' differs from the server's rule files: the client's has"
+                    + " fingerprint " + fingerprint + " " + RuleText.of(rule) + ", the server's " + serverFingerprint
+                    + " " + RuleText.of(file.rule()));
+        }
+    }
+}

@@ -1,0 +1,288 @@
+package io.sluice.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.linecorp.armeria.common.AggregatedHttpRequest;
+import com.linecorp.armeria.common.HttpRequest;
+import com.linecorp.armeria.common.HttpResponse;
+import com.linecorp.armeria.common.HttpStatus;
+import com.linecorp.armeria.common.MediaType;
+import com.linecorp.armeria.server.HttpService;
+import com.linecorp.armeria.server.ServiceRequestContext;
+import io.sluice.Decision;
+import io.sluice.Limit;
+import io.sluice.RateLimiter;
+import io.sluice.Request;
+import io.sluice.Rule;
+import io.sluice.Store;
+import io.sluice.redis.RedisUnavailableException;
+import java.nio.charset.StandardCharsets;
+import java.util.Iterator;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * The remote store protocol ({@code sluice-client}'s {@code RemoteStore}): the server's {@link Store} offered
+ * call for call, so that a {@link RateLimiter} in another process decides exactly as it would on this store.
+ *
+ * <ul>
+ * <li>{@code POST /v1/store/rules}, body: one rule as {@link io.sluice.rules.RuleText} writes it; answers
+ * <code>{"fingerprint": fp}</code> ({@link RemoteRules}).</li>
+ * <li>{@code POST /v1/store/call}, body <code>{"rule", "fingerprint", "key", "op", "permits", "max_wait_us",
+ * "lease", "now_us"}</code> with {@code op} one of {@code try, try_at_most, reserve, peek, release, reset};
+ * answers a decision <code>{"allowed", "granted", "remaining", "retry_after_us", "reset_after_us", "wait_us",
+ * "limit", "lease", "source"}</code> (times in whole microseconds, -1 for "never" and for no lease),
+ * <code>{"released": bool}</code> or <code>{"reset": true}</code>.</li>
+ * </ul>
+ *
+ * <p>Errors are <code>{"error": message, "code": code}</code>: 400 {@code invalid} (the field is named; nothing
+ * was charged), 409 {@code rule_mismatch} (the server's rule files define the rule differently), 412
+ * {@code unknown_rule} (register it, then call again), 503 {@code store_unavailable} (the server's store could
+ * not decide and the rule's policy is {@code raise}), 500 {@code store_error}. {@code now_us} is accepted only
+ * by a server started with {@code --clock client} ({@link RequestClock}).
+ */
+final class StoreService {
+
+    static final String API = "store";
+    private static final Set<String> CALL_FIELDS = Set.of("rule", "fingerprint", "key", "op", "permits",
+            "max_wait_us", "lease", "now_us");
+
+    private final Store store;
+    private final RemoteRules rules;
+    private final ServerMetrics metrics;
+    private final StoreErrors storeErrors;
+    private final boolean clientClock;
+    private final int maxBodyBytes;
+
+    StoreService(Store store, RemoteRules rules, ServerMetrics metrics, StoreErrors storeErrors, boolean clientClock,
+                 int maxBodyBytes) {
+        this.store = store;
+        this.rules = rules;
+        this.metrics = metrics;
+        this.storeErrors = storeErrors;
+        this.clientClock = clientClock;
+        this.maxBodyBytes = maxBodyBytes;
+    }
+
+    /** {@code POST /v1/store/rules}. */
+    HttpService register() {
+        return (ctx, req) -> HttpResponse.of(req.aggregate().thenApply(body -> {
+            try {
+                String fingerprint = rules.register(body.content().toString(StandardCharsets.UTF_8));
+                StringBuilder s = new StringBuilder(64).append("{\"fingerprint\":");
+                return HttpResponse.of(HttpStatus.OK, MediaType.JSON_UTF_8,
+                        Json.string(s, fingerprint).append('}').toString());
+            } catch (InvalidRequestException e) {
+                metrics.invalidRequest(API);
+                return error(HttpStatus.BAD_REQUEST, "invalid", e.getMessage());
+            } catch (RemoteRules.Mismatch e) {
+                metrics.invalidRequest(API);
+                return error(HttpStatus.CONFLICT, "rule_mismatch", e.getMessage());
+            }
+        }).exceptionally(e -> HttpResponses.unreadable(e, maxBodyBytes)));
+    }
+
+    /** {@code POST /v1/store/call}. */
+    HttpService call() {
+        return (ServiceRequestContext ctx, HttpRequest req) -> {
+            long start = System.nanoTime();
+            return HttpResponse.of(req.aggregate().thenCompose(body -> {
+                CompletableFuture<HttpResponse> response = respond(ctx, body);
+                return response.whenComplete((r, e) -> metrics.latency(API, start));
+            }).exceptionally(e -> HttpResponses.unreadable(e, maxBodyBytes)));
+        };
+    }
+
+    private CompletableFuture<HttpResponse> respond(ServiceRequestContext ctx, AggregatedHttpRequest body) {
+        Call c;
+        Rule rule;
+        try {
+            c = parse(CheckRequest.parse(body.content().array()));
+            rule = rules.rule(c.rule, c.fingerprint);
+            c.check(rule);
+        } catch (InvalidRequestException e) {
+            metrics.invalidRequest(API);
+            return done(error(HttpStatus.BAD_REQUEST, "invalid", e.getMessage()));
+        } catch (RemoteRules.Unknown e) {
+            return done(error(HttpStatus.PRECONDITION_FAILED, "unknown_rule", e.getMessage()));
+        } catch (RemoteRules.Mismatch e) {
+            metrics.invalidRequest(API);
+            return done(error(HttpStatus.CONFLICT, "rule_mismatch", e.getMessage()));
+        }
+        CompletableFuture<HttpResponse> answer;
+        try {
+            answer = c.nowMicros == null ? run(ctx, c, rule) : RequestClock.at(c.nowMicros, () -> run(ctx, c, rule));
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
+        }
+        return answer.exceptionally(this::failed);
+    }
+
+    private CompletableFuture<HttpResponse> run(ServiceRequestContext ctx, Call c, Rule rule) {
+        switch (c.op) {
+            case "release":
+                return store.releaseAsync(rule, c.key, c.lease).thenApply(released -> ok(
+                        Json.released(new StringBuilder(24), released).toString()));
+            case "reset": {
+                // A Redis store's reset blocks until Redis answers: not on an event loop.
+                Long now = c.nowMicros;
+                return CompletableFuture.supplyAsync(() -> {
+                    if (now == null) {
+                        store.reset(rule, c.key);
+                    } else {
+                        RequestClock.at(now, () -> {
+                            store.reset(rule, c.key);
+                            return null;
+                        });
+                    }
+                    return ok("{\"reset\":true}");
+                }, ctx.blockingTaskExecutor());
+            }
+            default:
+                return store.decideAsync(rule, c.key, c.request).thenApply(d -> ok(decision(d)));
+        }
+    }
+
+    private HttpResponse failed(Throwable e) {
+        Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        storeErrors.record(API, cause);
+        String message = cause.getMessage() == null ? cause.toString() : cause.getMessage();
+        return cause instanceof RedisUnavailableException
+                ? error(HttpStatus.SERVICE_UNAVAILABLE, "store_unavailable", "store unavailable: " + message)
+                : error(HttpStatus.INTERNAL_SERVER_ERROR, "store_error", "store failed: " + message);
+    }
+
+    /** A decision with every field, times in microseconds: what the remote store rebuilds exactly. */
+    static String decision(Decision d) {
+        StringBuilder s = new StringBuilder(200);
+        s.append("{\"allowed\":").append(d.allowed());
+        s.append(",\"granted\":").append(d.granted());
+        s.append(",\"remaining\":").append(d.remaining());
+        s.append(",\"retry_after_us\":").append(micros(d.retryAfterMicros()));
+        s.append(",\"reset_after_us\":").append(micros(d.resetAfterMicros()));
+        s.append(",\"wait_us\":").append(micros(d.waitMicros()));
+        s.append(",\"limit\":");
+        Json.string(s, d.limit());
+        s.append(",\"lease\":").append(d.lease());
+        s.append(",\"source\":\"").append(d.source().name().toLowerCase(Locale.ROOT)).append("\"}");
+        return s.toString();
+    }
+
+    private static long micros(long v) {
+        return v == Long.MAX_VALUE ? -1 : v;
+    }
+
+    private static HttpResponse ok(String json) {
+        return HttpResponse.of(HttpStatus.OK, MediaType.JSON_UTF_8, json);
+    }
+
+    private static HttpResponse error(HttpStatus status, String code, String message) {
+        StringBuilder s = new StringBuilder(message.length() + 48).append("{\"error\":");
+        Json.string(s, message).append(",\"code\":");
+        return HttpResponse.of(status, MediaType.JSON_UTF_8, Json.string(s, code).append('}').toString());
+    }
+
+    private static CompletableFuture<HttpResponse> done(HttpResponse r) {
+        return CompletableFuture.completedFuture(r);
+    }
+
+    /** One parsed call; {@link #check} validates it against its rule as the limiter would. */
+    private static final class Call {
+        String rule;
+        String fingerprint;
+        String key;
+        String op;
+        long permits;
+        long maxWaitMicros;
+        long lease = Decision.NO_LEASE;
+        Long nowMicros;
+        Request request;
+
+        void check(Rule r) throws InvalidRequestException {
+            if (op.equals("release") || op.equals("reset")) {
+                return;
+            }
+            long max = op.equals("try_at_most") ? Limit.MAX_COUNT : Math.min(r.maxPermits(), Limit.MAX_COUNT);
+            long min = op.equals("peek") ? 0 : 1;
+            if (permits < min || permits > max) {
+                throw InvalidRequestException.at("permits", "expected an integer in [" + min + ", " + max
+                        + "] for rule '" + r.name() + "'; was " + permits);
+            }
+            request = switch (op) {
+                case "try" -> Request.tryAcquire(permits);
+                case "try_at_most" -> Request.tryAcquireAtMost(permits);
+                case "reserve" -> Request.reserve(permits, maxWaitMicros);
+                default -> Request.peek(permits);
+            };
+        }
+    }
+
+    private Call parse(JsonNode root) throws InvalidRequestException {
+        if (!root.isObject()) {
+            throw InvalidRequestException.at("", "expected a JSON object");
+        }
+        for (Iterator<String> names = root.fieldNames(); names.hasNext(); ) {
+            String name = names.next();
+            if (!CALL_FIELDS.contains(name)) {
+                throw InvalidRequestException.at(name, "unknown field; expected " + String.join(", ",
+                        new java.util.TreeSet<>(CALL_FIELDS)));
+            }
+        }
+        Call c = new Call();
+        c.rule = text(root, "rule");
+        c.fingerprint = text(root, "fingerprint");
+        try {
+            c.key = RateLimiter.checkKey(text(root, "key"));
+        } catch (IllegalArgumentException e) {
+            throw InvalidRequestException.at("key", e.getMessage());
+        }
+        c.op = text(root, "op");
+        switch (c.op) {
+            case "try", "try_at_most", "reserve", "peek" -> c.permits = number(root, "permits");
+            case "release" -> c.lease = number(root, "lease");
+            case "reset" -> { }
+            default -> throw InvalidRequestException.at("op", "expected one of try, try_at_most, reserve, peek,"
+                    + " release, reset; was \"" + c.op + "\"");
+        }
+        if (root.has("max_wait_us")) {
+            if (!c.op.equals("reserve")) {
+                throw InvalidRequestException.at("max_wait_us", "applies to op reserve only");
+            }
+            long w = number(root, "max_wait_us");
+            if (w < -1) {
+                throw InvalidRequestException.at("max_wait_us", "expected microseconds >= 0, or -1 for no bound");
+            }
+            c.maxWaitMicros = w == -1 ? Long.MAX_VALUE : w;
+        }
+        if (root.has("now_us")) {
+            if (!clientClock) {
+                throw InvalidRequestException.at("now_us", "this server decides at its own time; a client clock is"
+                        + " accepted only by a server started with --clock client");
+            }
+            long now = number(root, "now_us");
+            if (now < 0 || now > 1L << 53) {
+                throw InvalidRequestException.at("now_us", "expected microseconds since the epoch in [0, 2^53]; was "
+                        + now);
+            }
+            c.nowMicros = now;
+        }
+        return c;
+    }
+
+    private static String text(JsonNode root, String field) throws InvalidRequestException {
+        JsonNode n = root.get(field);
+        if (n == null || !n.isTextual()) {
+            throw InvalidRequestException.at(field, n == null ? "missing; expected a string" : "expected a string");
+        }
+        return n.textValue();
+    }
+
+    private static long number(JsonNode root, String field) throws InvalidRequestException {
+        JsonNode n = root.get(field);
+        if (n == null || !n.canConvertToLong() || !n.isIntegralNumber()) {
+            throw InvalidRequestException.at(field, n == null ? "missing; expected an integer" : "expected an integer");
+        }
+        return n.longValue();
+    }
+}
