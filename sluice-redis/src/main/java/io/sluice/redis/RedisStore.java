@@ -49,6 +49,11 @@ import java.util.concurrent.CompletableFuture;
  * does not queue. A failed call fails each of its requests with the same {@link RedisStoreException}. See
  * docs/coalesced-mode.md.
  *
+ * <p><b>Cached denials</b> ({@link Builder#cacheDenials}, on by default): in exact mode, a try that Redis has
+ * just denied is denied again locally, without a round trip, for as long as Redis would deny it too
+ * ({@link io.sluice.Decision.Source#CACHED}); a key under a password-guessing attack then costs Redis one call
+ * per retry-after instead of one per request. See docs/cached-denials.md for exactly when it applies.
+ *
  * <p>A rule whose algorithm has no Redis script yet fails with {@link IllegalArgumentException} on first use.
  */
 public interface RedisStore extends Store {
@@ -96,6 +101,7 @@ public interface RedisStore extends Store {
         private int breakerFailures = StoreSettings.DEFAULT_BREAKER_FAILURES;
         private Duration breakerCoolDown = StoreSettings.DEFAULT_BREAKER_COOL_DOWN;
         private SluiceListener listener = SluiceListener.NONE;
+        private boolean cacheDenials = true;
 
         Builder() {}
 
@@ -202,6 +208,21 @@ public interface RedisStore extends Store {
         }
 
         /**
+         * Whether a rule in exact mode answers a try locally, without a round trip, while Redis would still deny
+         * it: after Redis denied a try for {@code p} permits of a key with retry-after {@code r}, tries for at
+         * least {@code p} permits of that key are denied here until {@code r} has passed since the call was
+         * sent, with {@link io.sluice.Decision.Source#CACHED}. Never more permissive than asking Redis, and never
+         * more restrictive unless something outside this store opens the key early (a reset by another process, a
+         * key deleted by hand or evicted, a failover that lost writes). Not for rules with a concurrency limit or
+         * {@code count_rejected}, nor for reservations, best-effort tries, peeks or the other modes. At most
+         * 8,192 denied keys are remembered. Default {@code true}. See docs/cached-denials.md.
+         */
+        public Builder cacheDenials(boolean cacheDenials) {
+            this.cacheDenials = cacheDenials;
+            return this;
+        }
+
+        /**
          * Connects and loads the script.
          *
          * @throws IllegalArgumentException when no URI was given, or the URIs do not fit the topology
@@ -209,7 +230,7 @@ public interface RedisStore extends Store {
          */
         public RedisStore build() {
             StoreSettings settings = new StoreSettings(RedisUris.parse(uris, cluster, timeout), cluster, prefix,
-                    timeout, clock, true, clientTimeSlack, breakerFailures, breakerCoolDown, listener);
+                    timeout, clock, true, clientTimeSlack, breakerFailures, breakerCoolDown, listener, cacheDenials);
             return DefaultRedisStore.connect(settings);
         }
     }
