@@ -166,7 +166,7 @@ public final class DefaultRedisStore implements RedisStore {
      * {@link DenialCache} while Redis would still deny it.
      */
     private CompletableFuture<Decision> exact(Rule rule, String key, Request request) {
-        if (denials == null || !DenialCache.eligible(rule, request)) {
+        if (denials == null || !DenialCache.eligible(rule)) {
             return gate.call("decide", () -> exactCall(rule, key, request, this::now));
         }
         RedisRule compiled;
@@ -175,13 +175,15 @@ public final class DefaultRedisStore implements RedisStore {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        Decision cached = denials.lookup(compiled, key, request.permits());
-        if (cached != null) {
-            return CompletableFuture.completedFuture(cached);
+        if (request.op() == Request.Op.TRY) {
+            Decision cached = denials.lookup(compiled, key, request.permits());
+            if (cached != null) {
+                return CompletableFuture.completedFuture(cached);
+            }
         }
         DenialCache.Sent sent = denials.sending();
         return gate.call("decide", () -> exactCall(rule, key, request, this::now)).thenApply(d -> {
-            denials.record(compiled, key, request.permits(), sent, d);
+            denials.record(compiled, key, request, sent, d);
             return d;
         });
     }

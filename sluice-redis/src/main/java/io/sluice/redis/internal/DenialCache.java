@@ -117,11 +117,11 @@ final class DenialCache {
     }
 
     /**
-     * Whether a denial of {@code request} under {@code rule} may be cached and answered: exact mode, a try, and a
-     * rule with neither a concurrency limit nor a count_rejected limit (see the comment above).
+     * Whether denials under {@code rule} may be cached and answered: exact mode and neither a concurrency limit nor
+     * a count_rejected limit (see the comment above). Of its requests, only tries are answered and recorded.
      */
-    static boolean eligible(Rule rule, Request request) {
-        if (request.op() != Request.Op.TRY || rule.mode().kind() != Mode.Kind.EXACT) {
+    static boolean eligible(Rule rule) {
+        if (rule.mode().kind() != Mode.Kind.EXACT) {
             return false;
         }
         for (Limit limit : rule.limits()) {
@@ -144,11 +144,15 @@ final class DenialCache {
         return new Sent(clock.getAsLong(), r);
     }
 
-    /** The cached denial of a try for {@code permits} of {@code key} under {@code rule}, or null to ask Redis. */
+    /**
+     * The cached denial of a try for {@code permits} of {@code key} under {@code rule}, or null to ask Redis. Only a
+     * try for exactly the permits denied is answered: one for more is denied too, but with a longer retry-after
+     * than the cache knows, and one for fewer may pass.
+     */
     Decision lookup(RedisRule rule, String key, long permits) {
         int slot = slot(rule.rule().name(), key);
         Entry e = slots.get(slot);
-        if (e == null || e.rule() != rule || permits < e.permits() || !e.key().equals(key)) {
+        if (e == null || e.rule() != rule || permits != e.permits() || !e.key().equals(key)) {
             return null;
         }
         long now = clock.getAsLong();
@@ -165,11 +169,12 @@ final class DenialCache {
     }
 
     /**
-     * Learns from Redis's answer {@code d} to a try for {@code permits} sent at {@code sent}: a denial with a finite
-     * retry-after is kept until {@code sent.at + retryAfter}; an admission sent after the kept denial was sent
-     * drops it (Redis saw the key open, e.g. after a reset elsewhere).
+     * Learns from Redis's answer {@code d} to {@code request} sent at {@code sent}. A denied try with a finite
+     * retry-after is kept until {@code sent.at + retryAfter}. Any admission (a try, a partial grant, a reservation,
+     * a peek that passes) sent after the kept denial was sent drops it: it charged the key, so the denial's
+     * retry-after may now be too short, or it shows the key open (a reset elsewhere).
      */
-    void record(RedisRule rule, String key, long permits, Sent sent, Decision d) {
+    void record(RedisRule rule, String key, Request request, Sent sent, Decision d) {
         if (d.source() != Decision.Source.STORE || resets.get() != sent.resets()) {
             return;
         }
@@ -181,6 +186,10 @@ final class DenialCache {
             }
             return;
         }
+        if (request.op() != Request.Op.TRY) {
+            return;
+        }
+        long permits = request.permits();
         long retry = d.retryAfterMicros();
         if (retry <= 0 || retry > Arith.MAX_TIME) {
             return;     // nothing to wait for, or "never": only something other than time opens the key
