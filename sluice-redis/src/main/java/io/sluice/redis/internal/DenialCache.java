@@ -8,6 +8,7 @@ import io.sluice.Mode;
 import io.sluice.Request;
 import io.sluice.Rule;
 import io.sluice.SlidingLog;
+import io.sluice.TokenBucket;
 import io.sluice.internal.algorithm.Arith;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
@@ -39,15 +40,24 @@ import java.util.function.LongSupplier;
  *
  * The answer. A cached denial carries the deciding limit and the remaining count Redis reported, retry-after
  * deadline − now (what Redis would report at now if nothing else happened) and reset-after less the time
- * elapsed since S. Remaining can be stale in one direction only: other callers' admissions since then would
- * lower it. Its source is Decision.Source.CACHED.
+ * elapsed since S. Its source is Decision.Source.CACHED. Only a try for exactly the permits denied is answered:
+ * one for more permits is denied too but has a longer retry-after, one for fewer may pass. What can differ from
+ * a fresh answer: remaining is the count at the denial (time may have refilled some since, other callers taken
+ * some); other callers' admissions since can only make the true retry-after longer than the cached one (so a
+ * client retries early and asks again, never late); and for a rule of several limits, Redis reports for a
+ * limit that would admit the remaining count and reset-after it would leave if charged at that instant, which
+ * moves with time and which the cache does not know. Every admission decided through this store drops the
+ * key's entry, so within one process the retry-after is exact.
  *
  * Where it applies (eligible()): exact mode, tries (all or nothing, no wait) for at least the permits denied, a
  * rule with no concurrency limit and no count_rejected. The eleven algorithms:
- *   token_bucket       yes: other callers take tokens, refill only adds; r = time until the deficit is refilled
- *                      (greedy: least w with a·w + roundingError ≥ deficit·b; interval: the period end that
- *                      covers it). A state that expires when full comes back with initialTokens: stricter, and
- *                      only after r anyway (full ≥ p tokens).
+ *   token_bucket       yes, when initial_tokens = capacity: other callers take tokens, refill only adds; r = time
+ *                      until the deficit is refilled (greedy: least w with a·w + roundingError ≥ deficit·b;
+ *                      interval: the period end that covers it).
+ *                      NO with initial_tokens < capacity: a key without state starts at initial_tokens whenever it
+ *                      is asked and a denial writes nothing, so a key that was never admitted does not open with
+ *                      time, whatever r said (RedisDenialCacheIT found it: the cache repeated "retry after r"
+ *                      while Redis kept denying with a new r). Skipping is the safe side.
  *   gcra               yes: denial means TAT + p·T − B > now; admissions push TAT later; r = allow_at − now.
  *   fixed_window       yes without count_rejected: the counter never drops inside a window, r = window end − now.
  *   sliding_window     yes: the weighted estimate only decays with time (the essay's "exact smallest wait").
@@ -65,6 +75,7 @@ import java.util.function.LongSupplier;
  * limit alone keeps the rule denied until then.
  *
  * Where it does not apply, and why:
+ *   - token_bucket with initial_tokens < capacity (above).
  *   - count_rejected (fixed_window, sliding_log): Redis charges every rejected attempt; a local answer would skip
  *     that charge and leave Redis in another state than the one without the cache.
  *   - concurrency: release opens the key (above).
@@ -127,7 +138,8 @@ final class DenialCache {
         for (Limit limit : rule.limits()) {
             if (limit instanceof Concurrency
                     || limit instanceof FixedWindow f && f.countRejected()
-                    || limit instanceof SlidingLog s && s.countRejected()) {
+                    || limit instanceof SlidingLog s && s.countRejected()
+                    || limit instanceof TokenBucket t && t.initialTokens() < t.capacity()) {
                 return false;
             }
         }
