@@ -8,9 +8,11 @@ import io.sluice.FixedWindow;
 import io.sluice.Gcra;
 import io.sluice.Limit;
 import io.sluice.Mode;
+import io.sluice.RateLimiter;
 import io.sluice.Request;
 import io.sluice.Rule;
 import io.sluice.SlidingLog;
+import io.sluice.SluiceListener;
 import io.sluice.TokenBucket;
 import io.sluice.redis.internal.DefaultRedisStore;
 import io.sluice.testkit.ManualClock;
@@ -192,6 +194,27 @@ class RedisDenialCacheIT {
             assertThat(atDeadline.allowed()).isTrue();
             assertThat(s.cachedDenials()).isEqualTo(2);
         }
+    }
+
+    @Test
+    void aLimiterTellsItsListenerWhichDenialsCameFromTheCache() {
+        ManualClock clock = new ManualClock();
+        List<Decision.Source> sources = new java.util.concurrent.CopyOnWriteArrayList<>();
+        SluiceListener listener = new SluiceListener() {
+            @Override
+            public void onDecision(Rule rule, Decision decision) {
+                sources.add(decision.source());
+            }
+        };
+        try (RedisStore store = store(clock, prefix()).build();
+             RateLimiter limiter = RateLimiter.builder(ONE_PER_SECOND).store(store).listener(listener).build()) {
+            for (int i = 0; i < 4; i++) {
+                limiter.tryAcquire("u");
+            }
+            assertThat(limiter.tryAcquireAsync("u", 1).join().source()).isEqualTo(Decision.Source.CACHED);
+        }
+        assertThat(sources).containsExactly(Decision.Source.STORE, Decision.Source.STORE, Decision.Source.CACHED,
+                Decision.Source.CACHED, Decision.Source.CACHED);
     }
 
     @Test
