@@ -18,7 +18,8 @@ public final class Decision {
 
     /**
      * Who made a decision. A store deciding in its own state says {@link #STORE}; a Redis-backed limiter in a
-     * local-first {@link Mode} says {@link #LEASE} or {@link #SYNC}; a decision taken by the rule's
+     * local-first {@link Mode} says {@link #LEASE} or {@link #SYNC}; a Redis store repeating a denial it has just
+     * learned says {@link #CACHED}; a decision taken by the rule's
      * {@link FailurePolicy} because the store failed or its circuit breaker was open says which policy.
      */
     public enum Source {
@@ -33,7 +34,12 @@ public final class Decision {
         /** Rejected by {@link FailurePolicy#failClosed()}: the store could not decide. */
         FAIL_CLOSED,
         /** Decided by the local fallback limiter of {@link FailurePolicy#localFallback(double)}. */
-        LOCAL_FALLBACK;
+        LOCAL_FALLBACK,
+        /**
+         * Rejected by a Redis store without a round trip, from a denial Redis gave moments before for the same
+         * key and at most as many permits, while Redis would still deny (exact mode; docs/cached-denials.md).
+         */
+        CACHED;
 
         /** Whether the decision was made by a failure policy rather than in the shared state. */
         public boolean degraded() {

@@ -21,11 +21,12 @@ public record BenchOptions(boolean quick, List<String> suites, Path out, Path do
                            Pattern filter, boolean help) {
 
     /** Every suite, in the order they run. */
-    public static final List<String> ALL_SUITES = List.of("local", "redis", "memory", "server", "replay");
+    public static final List<String> ALL_SUITES = List.of("local", "redis", "redis-attack", "memory", "server",
+            "replay");
 
     static final String USAGE = String.join("\n",
-            "usage: sluice bench [--quick] [--suites local,redis,memory,server,replay] [--out FILE] [--docs DIR | --no-docs]",
-            "                    [--filter REGEX] [--report-only]",
+            "usage: sluice bench [--quick] [--suites local,redis,redis-attack,memory,server,replay] [--out FILE]",
+            "                    [--docs DIR | --no-docs] [--filter REGEX] [--report-only]",
             "",
             "Measures Sluice against Guava, Bucket4j, Resilience4j, Redisson and a bare Lua script, in memory (JMH)",
             "and on a redis-server it starts itself, and `sluice serve` under wrk; writes the results as JSON and",

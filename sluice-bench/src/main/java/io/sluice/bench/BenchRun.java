@@ -2,6 +2,7 @@ package io.sluice.bench;
 
 import io.sluice.bench.local.LocalSuite;
 import io.sluice.bench.memory.MemorySuite;
+import io.sluice.bench.redis.RedisAttackSuite;
 import io.sluice.bench.redis.RedisSuite;
 import io.sluice.bench.replay.ReplaySuite;
 import io.sluice.bench.server.ServerSuite;
@@ -113,6 +114,7 @@ public final class BenchRun {
         return switch (name) {
             case "local" -> new LocalSuite();
             case "redis" -> new RedisSuite();
+            case "redis-attack" -> new RedisAttackSuite();
             case "memory" -> new MemorySuite();
             case "server" -> new ServerSuite();
             case "replay" -> new ReplaySuite();

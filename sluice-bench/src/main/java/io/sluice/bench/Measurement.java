@@ -10,7 +10,7 @@ import java.util.TreeMap;
  * One row of {@code bench-results.json}: one system measured in one configuration. Fields that do not apply to
  * the suite are null (the schema is in {@code sluice-bench/README.md}).
  *
- * @param suite                    local, redis, memory, server or replay
+ * @param suite                    local, redis, redis-attack, memory, server or replay
  * @param system                   sluice, guava, bucket4j, bucket4j-batch, resilience4j, redisson or bare-lua
  * @param variant                  how the system was used when it has several ways (Sluice on Redis: plain,
  *                                 redis-benchmark; later coalesced, leased, synced), else null
@@ -70,6 +70,14 @@ public record Measurement(
     /** Starts a row of {@code suite} for {@code system}. */
     public static Builder of(String suite, String system) {
         return new Builder(suite, system);
+    }
+
+    /** This row with another {@link #variant}. */
+    public Measurement withVariant(String variant) {
+        return new Measurement(suite, system, variant, mode, algorithm, config, keys, threads, inFlight, decisionsPerS,
+                p50Us, p99Us, nsPerOp, nsPerOpError, allocBytesPerOp, admittedFraction, redisCpuUsPerDecision,
+                redisCmdsPerDecision, redisCommandsPerDecision, bytesPerKey, usedMemoryBytesPerKey, overAdmitted, runs,
+                note);
     }
 
     /** Whether a measured value is present (a row may only carry a note). */

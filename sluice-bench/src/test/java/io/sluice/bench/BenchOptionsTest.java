@@ -13,7 +13,7 @@ class BenchOptionsTest {
     void defaultsAreTheFullRunOfEverySuiteIntoTheWorkingDirectory() {
         BenchOptions o = BenchOptions.parse(List.of());
         assertThat(o.quick()).isFalse();
-        assertThat(o.suites()).containsExactly("local", "redis", "memory", "server", "replay");
+        assertThat(o.suites()).containsExactly("local", "redis", "redis-attack", "memory", "server", "replay");
         assertThat(o.out()).isEqualTo(Path.of("bench-results.json"));
         assertThat(o.docs()).isEqualTo(Path.of("docs"));
         assertThat(o.filter()).isNull();

@@ -111,6 +111,21 @@ class BenchSmokeIT {
             }
         }
 
+        // redis-attack: one key under attack, Sluice with and without cached denials, bare-lua, Bucket4j
+        List<JsonNode> attack = measurements.stream().filter(m -> m.get("suite").asText().equals("redis-attack"))
+                .toList();
+        assertThat(attack).extracting(m -> m.get("system").asText() + "/" + m.get("variant").asText(""))
+                .containsExactly("sluice/plain", "sluice/plain-nocache", "bare-lua/", "bucket4j/");
+        for (JsonNode m : attack) {
+            if (m.get("decisions_per_s").isNull()) {
+                assertThat(m.get("note").asText()).as("%s", m).startsWith("no decision completed");
+            } else {
+                assertThat(m.get("over_admitted").asLong()).as("%s", m).isZero();
+                assertThat(m.get("in_flight").asInt()).isEqualTo(64);
+                assertThat(m.get("keys").asInt()).isEqualTo(1);
+            }
+        }
+
         // server: sluice serve under wrk (run-tests installs wrk), memory store 2 rows, Redis 3 (plain x 2, leased)
         List<JsonNode> server = measurements.stream().filter(m -> m.get("suite").asText().equals("server")).toList();
         assertThat(server).extracting(m -> m.get("variant").asText() + "/" + m.get("keys").asInt())
@@ -136,7 +151,7 @@ class BenchSmokeIT {
                 assertThat(!m.get("decisions_per_s").isNull() || !m.get("note").isNull()).isTrue());
 
         assertThat(docs.resolve("benchmarks.md")).content().contains("# Benchmarks", "## Targets", "## Local",
-                "## Server");
+                "## Server", "## Redis: a hot key under attack", "Redis, hot key under attack");
         for (String chart : List.of("local-always-granted.png", "local-mostly-rejected.png", "server.png")) {
             byte[] png = Files.readAllBytes(docs.resolve("bench").resolve(chart));
             assertThat(png).startsWith((byte) 0x89, (byte) 'P', (byte) 'N', (byte) 'G');

@@ -28,7 +28,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <caption>Meters (Prometheus names in brackets)</caption>
  * <tr><td>{@code sluice.limiter.decisions{rule,limit,outcome,source}}</td><td>counter
  * [{@code sluice_limiter_decisions_total}]: outcome {@code allowed}/{@code rejected}, source as
- * {@link Decision.Source} in lower case ({@code store}, {@code lease}, {@code sync}, {@code fail_open}, ...)</td></tr>
+ * {@link Decision.Source} in lower case ({@code store}, {@code lease}, {@code sync}, {@code cached} for a denial a
+ * Redis store repeated without a round trip (docs/cached-denials.md), {@code fail_open}, ...)</td></tr>
  * <tr><td>{@code sluice.store.calls{operation,outcome}}</td><td>timer: each call to the store's backend
  * ({@code decide}, {@code lease}, {@code sync}, ...), outcome {@code success}/{@code error}</td></tr>
  * <tr><td>{@code sluice.breaker.state}</td><td>gauge: 0 closed, 1 half-open, 2 open</td></tr>

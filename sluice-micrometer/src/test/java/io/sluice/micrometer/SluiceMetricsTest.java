@@ -48,6 +48,17 @@ class SluiceMetricsTest {
     }
 
     @Test
+    void countsDenialsARedisStoreRepeatedWithoutARoundTripUnderSourceCached() {
+        Rule rule = Rule.of("login", TokenBucket.of(10, 10, Duration.ofSeconds(1)));
+        Decision denied = new Decision(false, 0, 0, 40_000, 1_000_000, 0, "token_bucket", Decision.NO_LEASE);
+        metrics.onDecision(rule, denied);
+        metrics.onDecision(rule, denied.withSource(Decision.Source.CACHED));
+        metrics.onDecision(rule, denied.withSource(Decision.Source.CACHED));
+        assertThat(count("login", "token_bucket", "rejected", "cached")).isEqualTo(2);
+        assertThat(count("login", "token_bucket", "rejected", "store")).isEqualTo(1);
+    }
+
+    @Test
     void timesStoreCallsByOperationAndOutcome() {
         metrics.onStoreCall("decide", 2_000_000, null);
         metrics.onStoreCall("decide", 4_000_000, null);

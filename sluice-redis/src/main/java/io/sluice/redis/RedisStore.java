@@ -65,6 +65,11 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Every algorithm of {@code io.sluice} has its Lua port, so every rule the in-memory store runs, this store
  * runs too, in every {@link io.sluice.Mode} the algorithm allows.
+ *
+ * <p><b>Cached denials</b> ({@link Builder#cacheDenials}, on by default): in exact mode, a try that Redis has
+ * just denied is denied again locally, without a round trip, for as long as Redis would deny it too
+ * ({@link io.sluice.Decision.Source#CACHED}); a key under a password-guessing attack then costs Redis one call
+ * per retry-after instead of one per request. See docs/cached-denials.md for exactly when it applies.
  */
 public interface RedisStore extends Store {
 
@@ -124,6 +129,7 @@ public interface RedisStore extends Store {
         private SluiceListener listener = SluiceListener.NONE;
         private AbstractRedisClient client;
         private ClientResources clientResources;
+        private boolean cacheDenials = true;
 
         Builder() {}
 
@@ -284,6 +290,21 @@ public interface RedisStore extends Store {
         }
 
         /**
+         * Whether a rule in exact mode answers a try locally, without a round trip, while Redis would still deny
+         * it: after Redis denied a try for {@code p} permits of a key with retry-after {@code r}, tries for at
+         * least {@code p} permits of that key are denied here until {@code r} has passed since the call was
+         * sent, with {@link io.sluice.Decision.Source#CACHED}. Never more permissive than asking Redis, and never
+         * more restrictive unless something outside this store opens the key early (a reset by another process, a
+         * key deleted by hand or evicted, a failover that lost writes). Not for rules with a concurrency limit or
+         * {@code count_rejected}, nor for reservations, best-effort tries, peeks or the other modes. At most
+         * 8,192 denied keys are remembered. Default {@code true}. See docs/cached-denials.md.
+         */
+        public Builder cacheDenials(boolean cacheDenials) {
+            this.cacheDenials = cacheDenials;
+            return this;
+        }
+
+        /**
          * Connects and loads the script.
          *
          * @throws IllegalArgumentException when neither a URI nor a client was given, the URIs do not fit the
@@ -313,7 +334,7 @@ public interface RedisStore extends Store {
                 parsed = uris.isEmpty() ? List.of() : RedisUris.parse(uris, false, StoreSettings.connectTimeout(timeout));
             }
             StoreSettings settings = new StoreSettings(parsed, clusterTopology, prefix, timeout, clock, true,
-                    clientTimeSlack, breakerFailures, breakerCoolDown, listener);
+                    clientTimeSlack, breakerFailures, breakerCoolDown, listener, cacheDenials);
             return DefaultRedisStore.connect(settings, source);
         }
     }

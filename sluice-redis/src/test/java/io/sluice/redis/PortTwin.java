@@ -33,7 +33,8 @@ final class PortTwin implements AutoCloseable {
         this.ruleName = ruleName;
         Rule rule = Rule.of(ruleName, limits);
         this.memoryStore = Store.memory().clock(clock).build();
-        this.redisStore = topology.builder().prefix(prefix).clock(clock).build();
+        // The script's own answer, not a cached repeat of a denial (RedisDenialCacheIT tests those).
+        this.redisStore = topology.builder().prefix(prefix).clock(clock).cacheDenials(false).build();
         this.memory = RateLimiter.builder(rule).store(memoryStore).sleeper(clock).build();
         this.redis = RateLimiter.builder(rule).store(redisStore).sleeper(clock).build();
     }

@@ -28,7 +28,8 @@ final class TwinLimiter implements AutoCloseable {
         this.clock = clock;
         this.prefix = prefix;
         this.memoryStore = Store.memory().clock(clock).build();
-        this.redisStore = topology.builder().prefix(prefix).clock(clock).build();
+        // The script's own answer, not a cached repeat of a denial (RedisDenialCacheIT tests those).
+        this.redisStore = topology.builder().prefix(prefix).clock(clock).cacheDenials(false).build();
         this.memory = RateLimiter.builder(rule).store(memoryStore).sleeper(clock).build();
         this.redis = RateLimiter.builder(rule).store(redisStore).sleeper(clock).build();
     }

@@ -15,7 +15,8 @@ final class Json {
     /**
      * A decision: {@code allowed, granted, remaining, retry_after_ms, reset_after_ms, wait_ms, limit}; when a
      * concurrency limit granted one, {@code lease}; and when the store did not decide in its shared state,
-     * {@code source} ({@code lease}, {@code sync}, {@code fail_open}, {@code fail_closed}, {@code local_fallback}).
+     * {@code source} ({@code lease}, {@code sync}, {@code cached}, {@code fail_open}, {@code fail_closed},
+     * {@code local_fallback}).
      */
     static StringBuilder decision(StringBuilder s, Decision d) {
         s.append("{\"allowed\":").append(d.allowed());

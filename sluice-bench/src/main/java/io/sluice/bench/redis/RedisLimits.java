@@ -32,6 +32,12 @@ public record RedisLimits(long burst, long rate, Duration period) {
     public static final RedisLimits LOAD = new RedisLimits(100, 1000, Duration.ofSeconds(1));
 
     /**
+     * The attack rows ({@link RedisAttackSuite}): a login form limited to 10 per second with bursts of 10, under a
+     * password-guessing attack that keeps 64 requests in flight on one key, so nearly every request is denied.
+     */
+    public static final RedisLimits ATTACK = new RedisLimits(10, 10, Duration.ofSeconds(1));
+
+    /**
      * The memory rows: 10 per day with bursts of 10, so that the state of a key with one request lives for
      * hours (every store drops state once it no longer matters) and is still there to be measured.
      */

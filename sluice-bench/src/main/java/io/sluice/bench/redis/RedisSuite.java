@@ -67,7 +67,7 @@ public final class RedisSuite implements Suite {
                             for (RedisContender contender : contenders) {
                                 Measurement row;
                                 try {
-                                    row = measureRow(context, admin, contender, keys, async, inFlight);
+                                    row = measureRow(name(), context, admin, contender, keys, async, inFlight);
                                 } catch (RuntimeException e) {
                                     row = Measurement.of("redis", contender.system()).variant(contender.variant())
                                             .mode(async ? "async" : "sync").algorithm(contender.algorithm())
@@ -94,7 +94,7 @@ public final class RedisSuite implements Suite {
     }
 
     /** Builds and tries the contender; null (and a row saying why) when it cannot decide. */
-    private static RedisContender open(BenchContext context, RespConnection admin, Entry entry, List<Measurement> rows) {
+    static RedisContender open(BenchContext context, RespConnection admin, Entry entry, List<Measurement> rows) {
         RedisContender contender;
         try {
             contender = entry.factory().get();
@@ -167,12 +167,13 @@ public final class RedisSuite implements Suite {
         return Collections.unmodifiableList(keys);
     }
 
-    private static Measurement measureRow(BenchContext context, RespConnection admin, RedisContender contender,
-                                          List<String> keys, boolean async, int inFlight) throws Exception {
+    /** One row of {@code suite}: a warm-up, then the profile's measured runs (see the class comment). */
+    static Measurement measureRow(String suite, BenchContext context, RespConnection admin, RedisContender contender,
+                                  List<String> keys, boolean async, int inFlight) throws Exception {
         Profile profile = context.profile();
         admin.call("FLUSHALL");
         contender.prepare(keys);
-        Measurement.Builder row = Measurement.of("redis", contender.system())
+        Measurement.Builder row = Measurement.of(suite, contender.system())
                 .variant(contender.variant())
                 .mode(async ? "async" : "sync")
                 .algorithm(contender.algorithm())

@@ -18,25 +18,39 @@ final class SluiceContender implements RedisContender {
     private final RedisLimits limits;
     private final RedisStore store;
     private final RateLimiter limiter;
+    /** Whether the store answers denials it has just learned locally (RedisStore.Builder.cacheDenials). */
+    private final boolean cacheDenials;
 
+    /**
+     * Exact mode with cached denials off: the load rows measure one script call per decision (the cache would
+     * answer most of the hot key's denials; {@link RedisAttackSuite} measures it).
+     */
     SluiceContender(String uri, String algorithm, RedisLimits limits, Duration timeout) {
         this(uri, algorithm, Mode.exact(), limits, timeout);
     }
 
     SluiceContender(String uri, String algorithm, Mode mode, RedisLimits limits, Duration timeout) {
-        this(RedisStore.builder().uri(uri).timeout(timeout).build(), algorithm, mode, limits);
+        this(uri, algorithm, mode, limits, timeout, false);
+    }
+
+    /** In exact mode or {@code mode}, with cached denials on or off (RedisStore.Builder.cacheDenials). */
+    SluiceContender(String uri, String algorithm, Mode mode, RedisLimits limits, Duration timeout,
+                    boolean cacheDenials) {
+        this(RedisStore.builder().uri(uri).timeout(timeout).cacheDenials(cacheDenials).build(), algorithm, mode,
+                limits, cacheDenials);
     }
 
     /** On {@code store}, which this contender closes. */
     SluiceContender(RedisStore store, String algorithm, RedisLimits limits) {
-        this(store, algorithm, Mode.exact(), limits);
+        this(store, algorithm, Mode.exact(), limits, true);
     }
 
-    private SluiceContender(RedisStore store, String algorithm, Mode mode, RedisLimits limits) {
+    private SluiceContender(RedisStore store, String algorithm, Mode mode, RedisLimits limits, boolean cacheDenials) {
         this.algorithm = algorithm;
         this.mode = mode;
         this.limits = limits;
         this.store = store;
+        this.cacheDenials = cacheDenials;
         this.limiter = RateLimiter.builder(Rule.of("bench", limits.sluice(algorithm)).withMode(mode)).store(store)
                 .build();
     }
@@ -63,6 +77,11 @@ final class SluiceContender implements RedisContender {
         return mode.kind() == Mode.Kind.EXACT ? "plain" : mode.name();
     }
 
+    /** Whether the store answers denials it has just learned without asking Redis. */
+    boolean cachesDenials() {
+        return cacheDenials;
+    }
+
     @Override
     public String algorithm() {
         return algorithm;
@@ -70,7 +89,8 @@ final class SluiceContender implements RedisContender {
 
     @Override
     public String config() {
-        return limits.describe(algorithm) + (mode.kind() == Mode.Kind.EXACT ? "" : ", mode " + mode);
+        return limits.describe(algorithm) + (mode.kind() == Mode.Kind.EXACT ? "" : ", mode " + mode)
+                + (cacheDenials ? "" : ", cached denials off");
     }
 
     @Override

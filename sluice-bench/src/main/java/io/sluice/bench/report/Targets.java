@@ -34,6 +34,7 @@ final class Targets {
     static List<Check> evaluate(Rows rows) {
         Targets t = new Targets(rows);
         t.redis();
+        t.attack();
         t.modes();
         t.local();
         t.memory();
@@ -204,6 +205,21 @@ final class Targets {
         Cases hour = new Cases();
         hour.add("sliding_log ÷ rolling_window", ratio, ratio != null && ratio >= 100, Format.ratio(ratio));
         hour.check("Memory, 1 h at 10 requests/s: rolling window ≥ 100× smaller than the sliding log");
+    }
+
+    /** A hot key under attack (redis-attack): Sluice exact mode, cached denials on, against the bare script. */
+    private void attack() {
+        Optional<Measurement> sluice = rows.find("redis-attack", "sluice", "token_bucket", null, 1, null, null, "plain");
+        Optional<Measurement> bare = rows.find("redis-attack", "bare-lua", null, null, 1, null, null, null);
+        Double ratio = sluice.isPresent() && bare.isPresent()
+                ? sluice.get().decisionsPerS() / bare.get().decisionsPerS() : null;
+        Long over = sluice.map(Measurement::overAdmitted).orElse(null);
+        Cases cases = new Cases();
+        cases.add("÷ bare Lua", ratio, ratio != null && ratio >= 10, Format.ratio(ratio));
+        cases.add("over-admitted", over == null ? null : over.doubleValue(), over != null && over == 0,
+                Format.count(over));
+        cases.check("Redis, hot key under attack (10 per second, 64 in flight): Sluice exact ≥ 10× bare Lua, "
+                + "0 over-admitted");
     }
 
     /** Sluice's {@code algorithm} over {@code peer} in decisions per second, same suite, mode, keys and load. */

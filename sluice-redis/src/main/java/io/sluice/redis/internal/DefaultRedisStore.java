@@ -58,6 +58,8 @@ public final class DefaultRedisStore implements RedisStore {
     private final AtomicReference<CompletableFuture<Void>> syncLoading = new AtomicReference<>();
     private final Syncs syncs;
     private final Leases leases;
+    /** Exact mode's denials learned from Redis, or null when the builder turned them off. */
+    private final DenialCache denials;
     /** Requests of coalesced rules waiting for their target's call in flight. */
     private final Coalescer<Coalesced> coalescer = new Coalescer<>(COALESCED_MAX_BATCH, this::sendCoalesced);
 
@@ -66,6 +68,10 @@ public final class DefaultRedisStore implements RedisStore {
         this.port = port;
         this.leases = new Leases(this::leaseCall, settings.clock(), settings.listener());
         this.layout = new KeyLayout(settings.prefix());
+        // With a client clock the script decides at that clock's reading, so the cache counts on it too; else on
+        // the monotonic system clock, in durations only: Redis's clock and this host's never need to agree.
+        this.denials = !settings.cacheDenials() ? null
+                : new DenialCache((settings.clock() != null ? settings.clock() : io.sluice.Clock.system())::nowMicros);
         this.dedupTtlMillis = Long.toString(settings.dedupTtl().toMillis());
         this.where = where;
         this.breaker = CircuitBreaker.of(settings, where);
@@ -167,9 +173,31 @@ public final class DefaultRedisStore implements RedisStore {
         };
     }
 
-    /** One script call decides the request: the exact mode. */
+    /**
+     * One script call decides the request: the exact mode; a try Redis has just denied is answered from the
+     * {@link DenialCache} while Redis would still deny it.
+     */
     private CompletableFuture<Decision> exact(Rule rule, String key, Request request) {
-        return gate.call("decide", () -> exactCall(rule, key, request, this::now));
+        if (denials == null || !DenialCache.eligible(rule)) {
+            return gate.call("decide", () -> exactCall(rule, key, request, this::now));
+        }
+        RedisRule compiled;
+        try {
+            compiled = compiled(rule);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        if (request.op() == Request.Op.TRY) {
+            Decision cached = denials.lookup(compiled, key, request.permits());
+            if (cached != null) {
+                return CompletableFuture.completedFuture(cached);
+            }
+        }
+        DenialCache.Sent sent = denials.sending();
+        return gate.call("decide", () -> exactCall(rule, key, request, this::now)).thenApply(d -> {
+            denials.record(compiled, key, request, sent, d);
+            return d;
+        });
     }
 
     /**
@@ -337,7 +365,17 @@ public final class DefaultRedisStore implements RedisStore {
         List<String> keys = Arrays.asList(target(rule, key).stateKeys());
         policies.reset(rule, key);
         syncs.forget(rule, key);
-        await(gate.call("reset", () -> port.del(keys).handle(this::translate)));
+        if (denials != null) {
+            denials.forget(rule.name(), key);
+        }
+        try {
+            await(gate.call("reset", () -> port.del(keys).handle(this::translate)));
+        } finally {
+            if (denials != null) {
+                // Again: a denial sent before the DEL may have been recorded since the first forget.
+                denials.forget(rule.name(), key);
+            }
+        }
     }
 
     // ------------------------------------------------------------------------------------------------ batch
@@ -704,6 +742,16 @@ public final class DefaultRedisStore implements RedisStore {
         return replayedReplies.get();
     }
 
+    /** Tries denied from the {@link DenialCache} without a round trip (for tests and metrics); 0 when it is off. */
+    public long cachedDenials() {
+        return denials == null ? 0 : denials.answered();
+    }
+
+    /** Denials held in the {@link DenialCache} that are still valid (for tests: scans the whole table). */
+    public int cachedDenialEntries() {
+        return denials == null ? 0 : denials.live();
+    }
+
     /** How many times the script was loaded, the first time included (for tests and metrics). */
     public long scriptLoads() {
         return scriptLoads.get();
@@ -743,6 +791,7 @@ public final class DefaultRedisStore implements RedisStore {
     @Override
     public String toString() {
         return "RedisStore{" + where + ", prefix=" + settings.prefix() + ", time="
-                + (settings.clock() == null ? "server" : "client") + "}";
+                + (settings.clock() == null ? "server" : "client") + (denials == null ? ", no cached denials" : "")
+                + "}";
     }
 }

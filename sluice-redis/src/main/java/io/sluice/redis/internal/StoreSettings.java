@@ -21,10 +21,20 @@ import java.util.List;
  * @param breakerFailures consecutive failed calls (timeouts, connection errors) that open the circuit breaker
  * @param breakerCoolDown how long an open breaker fails calls fast before it lets one probe through
  * @param listener    told of store calls, breaker transitions, leases and syncs
+ * @param cacheDenials whether exact mode answers denials it has just learned from Redis locally while Redis would
+ *                    still deny (see {@link DenialCache})
  */
 public record StoreSettings(List<RedisURI> uris, boolean cluster, String prefix, Duration timeout, Clock clock,
                             boolean deduplicate, Duration clientTimeSlack, int breakerFailures,
-                            Duration breakerCoolDown, SluiceListener listener) {
+                            Duration breakerCoolDown, SluiceListener listener, boolean cacheDenials) {
+
+    /** As the canonical constructor, with cached denials on (the builder's default). */
+    public StoreSettings(List<RedisURI> uris, boolean cluster, String prefix, Duration timeout, Clock clock,
+                         boolean deduplicate, Duration clientTimeSlack, int breakerFailures,
+                         Duration breakerCoolDown, SluiceListener listener) {
+        this(uris, cluster, prefix, timeout, clock, deduplicate, clientTimeSlack, breakerFailures, breakerCoolDown,
+                listener, true);
+    }
 
     /** Default {@link #breakerFailures}. */
     public static final int DEFAULT_BREAKER_FAILURES = 3;
