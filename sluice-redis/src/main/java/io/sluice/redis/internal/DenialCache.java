@@ -25,9 +25,8 @@ import java.util.function.LongSupplier;
  * happened (Step.retryAfterMicros; each algorithm's essay derives it, and TransitionPortsIT pins the Lua to the
  * Java). Suppose further that, for this rule,
  *   (a) other callers can only make the key less permissive: admissions consume, nothing gives back;
- *   (b) time only makes it more permissive;
- *   (c) a request for more permits is never easier to admit than one for fewer.
- * Then every try for ≥ p permits is denied at every Redis time in [T, T + r). The process reads its own clock at
+ *   (b) time only makes it more permissive,
+ * then every try for p permits is denied at every Redis time in [T, T + r). The process reads its own clock at
  * S just before it sends the call, so S ≤ T in real time, and it keeps the denial until the deadline S + r ≤ T + r,
  * measured with relative durations on its own clock, so the skew between the hosts' clocks does not matter
  * (their rate difference, a few ppm, does not either at these durations). A cached answer is given at a local time
@@ -49,8 +48,9 @@ import java.util.function.LongSupplier;
  * moves with time and which the cache does not know. Every admission decided through this store drops the
  * key's entry, so within one process the retry-after is exact.
  *
- * Where it applies (eligible()): exact mode, tries (all or nothing, no wait) for at least the permits denied, a
- * rule with no concurrency limit and no count_rejected. The eleven algorithms:
+ * Where it applies (eligible()): exact mode, tries (all or nothing, no wait) for exactly the permits denied, a
+ * rule with no concurrency limit, no count_rejected and no token bucket that starts below capacity. The eleven
+ * algorithms:
  *   token_bucket       yes, when initial_tokens = capacity: other callers take tokens, refill only adds; r = time
  *                      until the deficit is refilled (greedy: least w with a·w + roundingError ≥ deficit·b;
  *                      interval: the period end that covers it).
@@ -80,7 +80,8 @@ import java.util.function.LongSupplier;
  *     that charge and leave Redis in another state than the one without the cache.
  *   - concurrency: release opens the key (above).
  *   - reserve, acquire, best-effort tries and peeks go to Redis: a denied try says nothing about a reservation
- *     that may wait, or a partial grant. Tries for fewer permits than the denied ones go to Redis too.
+ *     that may wait, or a partial grant. Tries for other permit counts go to Redis too, and so do batches
+ *     (decideAll).
  *   - coalesced mode decides queued requests in one call and keeps the queue's order; leased and synced modes
  *     decide from their own local state (leases, synced totals), which can give permits back: none of them
  *     consults this cache.
