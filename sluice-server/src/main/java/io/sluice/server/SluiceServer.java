@@ -516,8 +516,8 @@ public final class SluiceServer implements AutoCloseable {
 
         /**
          * How a Redis store fails and recovers: command timeout, consecutive failures that open the circuit
-         * breaker, and how long it stays open; default {@link StoreFactory.RedisTuning#SERVER_DEFAULT} (250 ms,
-         * 3, 500 ms). Used when the store is opened from a Redis URI.
+         * breaker, and how long it stays open; default {@link StoreFactory.RedisTuning#SERVER_DEFAULT} (500 ms,
+         * 3, 250 ms). Used when the store is opened from a Redis URI.
          */
         public Builder redis(StoreFactory.RedisTuning tuning) {
             if (tuning == null) {

@@ -24,16 +24,18 @@ public final class StoreFactory {
     public record RedisTuning(Duration timeout, int breakerFailures, Duration breakerPause) {
 
         /**
-         * The server's defaults: 250 ms, 3 failures, 500 ms. After Redis comes back, answers are normal again
-         * within one pause and one timeout (the last probe that failed, then the pause it started), about
+         * The server's defaults: 500 ms, 3 failures, 250 ms. After Redis comes back, answers are normal again
+         * within one timeout and one pause (the last probe that failed, then the pause it started), about
          * 0.85 s with Lettuce's 100 ms timer tick. The library's defaults (1 s, 2 s) took up to 3.1 s. The
-         * price: a Redis that stalls longer than 250 ms (a fork on a large dataset, a slow script, a congested
-         * network) fails calls that a longer timeout would have waited out, and during an outage a probe every
-         * 500 ms costs its caller up to one timeout. Raise {@code redis_timeout} for a Redis far away or under
-         * such stalls.
+         * price: a Redis that stalls longer than 500 ms (a fork on a large dataset, a slow script, a congested
+         * network, an overloaded host) fails calls that a longer timeout would have waited out; and during an
+         * outage one probe every 250 ms costs its caller up to one timeout. The timeout is the larger share
+         * because a false timeout fails a request while a short pause only costs probes. Raise
+         * {@code redis_timeout} for a Redis far away or under such stalls; recovery then takes about
+         * {@code redis_timeout + redis_breaker_pause}.
          */
-        public static final RedisTuning SERVER_DEFAULT = new RedisTuning(Duration.ofMillis(250), 3,
-                Duration.ofMillis(500));
+        public static final RedisTuning SERVER_DEFAULT = new RedisTuning(Duration.ofMillis(500), 3,
+                Duration.ofMillis(250));
 
         /** @throws IllegalArgumentException naming the setting and its range */
         public RedisTuning {

@@ -58,6 +58,8 @@ class IllFormedKeysIT {
         }
         try (SluiceServer server = SluiceServer.builder().httpPort(0).grpcPort(0).rules(List.of(rules, envoy))
                 .store(kind.equals("redis") ? redis.uri() : "memory").reloadInterval(Duration.ZERO)
+                // About keys, not timeouts: a Redis timeout no loaded machine reaches.
+                .redis(new StoreFactory.RedisTuning(Duration.ofSeconds(5), 3, Duration.ofMillis(250)))
                 .shutdown(Duration.ZERO, Duration.ofSeconds(5)).build().start()) {
             String base = "http://127.0.0.1:" + server.httpPort();
             for (String key : List.of("s\\ud800", "s\\udbff", "s\\udc00")) {

@@ -24,4 +24,10 @@ class JsonTest {
         assertThat(Json.decision(new StringBuilder(), stored.withSource(Decision.Source.LEASE)).toString())
                 .endsWith(",\"source\":\"lease\"}");
     }
+
+    @Test
+    void unpairedSurrogatesAreEscapedSoTheOutputIsAlwaysUtf8() {
+        assertThat(Json.string(new StringBuilder(), "a\ud800b\udc00\ud83d\ude00\ud83d").toString())
+                .isEqualTo("\"a\\ud800b\\udc00\ud83d\ude00\\ud83d\"");
+    }
 }

@@ -228,14 +228,14 @@ class ServeCommandTest {
     @Test
     void redisTimeoutAndBreakerAreSettableAndDefaultToRecoveringWithinASecond() throws Exception {
         assertThat(field(configure(Map.of()), "redis"))
-                .isEqualTo("RedisTuning[timeout=PT0.25S, breakerFailures=3, breakerPause=PT0.5S]");
+                .isEqualTo("RedisTuning[timeout=PT0.5S, breakerFailures=3, breakerPause=PT0.25S]");
         Path config = dir.resolve("serve.yaml");
         Files.writeString(config, "redis_timeout: 2s\nredis_breaker_failures: 5\nredis_breaker_pause: 3s\n");
         assertThat(field(configure(Map.of(), "--config", config.toString()), "redis"))
                 .isEqualTo("RedisTuning[timeout=PT2S, breakerFailures=5, breakerPause=PT3S]");
         Files.writeString(config, "redis_timeout: 100ms\n");
         assertThat(field(configure(Map.of(), "--config", config.toString()), "redis"))
-                .isEqualTo("RedisTuning[timeout=PT0.1S, breakerFailures=3, breakerPause=PT0.5S]");
+                .isEqualTo("RedisTuning[timeout=PT0.1S, breakerFailures=3, breakerPause=PT0.25S]");
         Files.writeString(config, "redis_breaker_pause: 0s\n");
         assertThatThrownBy(() -> configure(Map.of(), "--config", config.toString()))
                 .isInstanceOf(ServeCommand.UsageException.class)

@@ -140,9 +140,13 @@ class SharedRedisIT {
 
         static Served start(String store, Path rules, Path envoy) throws Exception {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+            // This test is about sharing limits, not timeouts: a Redis timeout no loaded machine reaches.
+            Path config = rules.resolveSibling("serve-" + System.nanoTime() + ".yaml");
+            Files.writeString(config, "redis_timeout: 5s\n");
             Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                    ServeCommand.class.getName(), "--store", store, "--rules", rules.toString(), "--rules",
-                    envoy.toString(), "--http-port", "0", "--grpc-port", "0").redirectErrorStream(true).start();
+                    ServeCommand.class.getName(), "--config", config.toString(), "--store", store, "--rules",
+                    rules.toString(), "--rules", envoy.toString(), "--http-port", "0", "--grpc-port", "0")
+                    .redirectErrorStream(true).start();
             LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
             Thread reader = new Thread(() -> {
                 try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
