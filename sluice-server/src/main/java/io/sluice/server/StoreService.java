@@ -69,6 +69,9 @@ final class StoreService {
     HttpService register() {
         return (ctx, req) -> HttpResponse.of(req.aggregate().thenApply(body -> {
             try {
+                // Refused, not repaired: a rule text with bytes that are not UTF-8 would otherwise register
+                // with U+FFFD in their place.
+                Utf8.require(body.content().array());
                 String fingerprint = rules.register(body.content().toString(StandardCharsets.UTF_8));
                 StringBuilder s = new StringBuilder(64).append("{\"fingerprint\":");
                 return HttpResponse.of(HttpStatus.OK, MediaType.JSON_UTF_8,
