@@ -5,6 +5,8 @@
  */
 module io.sluice {
     exports io.sluice;
+    // The IETF RateLimit header fields, shared by the server, the Spring filters and applications.
+    exports io.sluice.http;
     exports io.sluice.internal to io.sluice.redis;
     exports io.sluice.internal.algorithm to io.sluice.redis;
 }
