@@ -1,7 +1,7 @@
 package io.sluice.cli;
 
 /**
- * The exit statuses of every {@code sluice} command, each with one meaning (docs/cli.md has the table).
+ * The exit statuses of every {@code sluice} command, each with one meaning (docs/reference/cli.md has the table).
  * {@code sluice serve} lives in sluice-server, which cannot see this class; its statuses are the same numbers,
  * checked by {@code ExitStatusTest}.
  */
