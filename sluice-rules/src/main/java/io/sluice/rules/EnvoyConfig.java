@@ -6,6 +6,9 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.sluice.FailurePolicy;
+import io.sluice.FixedWindow;
+import io.sluice.Limit;
+import io.sluice.Rule;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.file.Files;
@@ -256,6 +259,44 @@ public final class EnvoyConfig {
             }
         }
         return new EnvoyConfig(String.join(", ", names), domains, rateLimits);
+    }
+
+    /**
+     * The configuration as Sluice rules, for tools that address rules by name ({@code sluice replay}): each
+     * counted {@code rate_limit} block becomes a rule named by its full key ({@code domain.path}, e.g.
+     * {@code messaging.message_type_marketing.to_number}) of one limit of the same name, an epoch-aligned
+     * {@code fixed_window} counting rejected hits, as envoy's counter and {@code sluice serve} count, with the
+     * block's {@code on_failure}. Blocks that count nothing ({@code unlimited}, {@code requests_per_unit: 0})
+     * have no rule.
+     *
+     * @throws RuleFileException when a full key is too long to be a rule name
+     */
+    public RuleFile asRuleFile() throws RuleFileException {
+        Map<String, Limit> limits = new LinkedHashMap<>();
+        Map<String, Rule> rules = new LinkedHashMap<>();
+        for (List<RateLimit> blocks : rateLimits.values()) {
+            for (RateLimit b : blocks) {
+                if (b.unlimited() || b.requestsPerUnit() == 0) {
+                    continue;
+                }
+                String name = b.fullKey();
+                FixedWindow limit = new FixedWindow(name, b.requestsPerUnit(),
+                        b.unit().duration(), FixedWindow.Align.EPOCH, true);
+                Rule rule;
+                try {
+                    rule = Rule.of(name, limit);
+                } catch (IllegalArgumentException e) {
+                    throw new RuleFileException(source, 0, 0, "descriptors", "limit " + name
+                            + " cannot be a rule: " + e.getMessage());
+                }
+                if (b.onFailure() != null) {
+                    rule = rule.withFailurePolicy(b.onFailure());
+                }
+                limits.put(name, limit);
+                rules.put(name, rule);
+            }
+        }
+        return RuleFile.of(source, limits, rules);
     }
 
     /** The file(s) this configuration was read from. */
