@@ -155,6 +155,23 @@ class EnvoyCompatibilityIT {
     }
 
     @Test
+    void theBundledRulesAnswerTheDocumentedJsonExampleWithLimits() throws Exception {
+        t.close();
+        t = TestServer.start(dir, List.of(), b -> { });
+        java.net.http.HttpResponse<String> r = t.post("/json", "{\"domain\": \"messaging\", \"descriptors\":"
+                + " [{\"entries\": [{\"key\": \"message_type\", \"value\": \"marketing\"}, {\"key\":"
+                + " \"to_number\", \"value\": \"2061111111\"}]}, {\"entries\": [{\"key\": \"to_number\","
+                + " \"value\": \"2061111111\"}]}]}");
+        assertThat(r.statusCode()).isEqualTo(200);
+        com.fasterxml.jackson.databind.JsonNode body = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(r.body());
+        assertThat(body.at("/statuses/0/currentLimit/requestsPerUnit").asInt()).isEqualTo(5);
+        assertThat(body.at("/statuses/0/limitRemaining").asInt()).isEqualTo(4);
+        assertThat(body.at("/statuses/1/currentLimit/requestsPerUnit").asInt()).isEqualTo(100);
+        assertThat(body.at("/statuses/1/currentLimit/unit").asText()).isEqualTo("DAY");
+    }
+
+    @Test
     void onFailureDecidesWhenTheStoreIsDown() throws Exception {
         t.close();
         String config = String.join("\n",
