@@ -262,6 +262,38 @@ class EnvoyCompatibilityTest {
     }
 
     @Test
+    void detailedMetricNamesEveryLevelsValue() throws Exception {
+        // config_test.go's TestDetailedMetric "realistic" configuration, written as YAML.
+        EnvoyConfig c = EnvoyConfig.parse("nested.yaml", String.join("\n",
+                "domain: nested",
+                "descriptors:",
+                "  - key: key_1",
+                "    detailed_metric: true",
+                "    rate_limit: {unit: minute, requests_per_unit: 500}",
+                "  - key: key_1",
+                "    value: some-value-for-key-1",
+                "    rate_limit: {unit: minute, requests_per_unit: 500}",
+                "  - key: key_2",
+                "    detailed_metric: true",
+                "    rate_limit: {unit: minute, requests_per_unit: 5000}",
+                "    descriptors:",
+                "      - key: key_3",
+                "        detailed_metric: true",
+                "      - key: key_3",
+                "        value: requested-key3-value",
+                "        detailed_metric: true",
+                "        rate_limit: {unit: minute, requests_per_unit: 5}"));
+        assertThat(c.lookup("nested", List.of(new Entry("key_1", "value-for-key-1"))).statsKey())
+                .isEqualTo("nested.key_1_value-for-key-1");
+        assertThat(c.lookup("nested", List.of(new Entry("key_2", "key-2-value"))).statsKey())
+                .isEqualTo("nested.key_2_key-2-value");
+        Match deep = c.lookup("nested", List.of(new Entry("key_2", "key-2-value"),
+                new Entry("key_3", "requested-key3-value")));
+        assertThat(deep.statsKey()).isEqualTo("nested.key_2_key-2-value.key_3_requested-key3-value");
+        assertThat(deep.rateLimit().requestsPerUnit()).isEqualTo(5);
+    }
+
+    @Test
     void shareThresholdNeedsAWildcard() {
         assertThatThrownBy(() -> EnvoyConfig.parse("s.yaml", String.join("\n",
                 "domain: d",
