@@ -2,6 +2,7 @@ package io.sluice.cli;
 
 import io.sluice.rules.Millis;
 import io.sluice.redis.RedisStoreException;
+import io.sluice.rules.EnvoyConfig;
 import io.sluice.rules.RuleFile;
 import io.sluice.rules.RuleFileException;
 import java.io.BufferedReader;
@@ -272,7 +273,13 @@ final class Replay {
 
     private static RuleFile readRules(Path file) throws UsageException, InputException {
         try {
-            return RuleFile.read(file);
+            String text = Files.readString(file);
+            if (EnvoyConfig.looksLikeEnvoyConfig(text)) {
+                // The same envoyproxy/ratelimit files sluice serve takes: each limit is a rule named by its
+                // full key, which the trace's "rule" names.
+                return EnvoyConfig.parse(file.toString(), text).asRuleFile();
+            }
+            return RuleFile.parse(file.toString(), text);
         } catch (RuleFileException e) {
             throw new InputException(e.getMessage());
         } catch (NoSuchFileException e) {

@@ -55,8 +55,9 @@ class ServeJarIT {
             int port = awaitPort(p, lines);
             assertThat(String.join("\n", lines))
                     .contains("sluice serve: store memory")
-                    .contains("sluice serve: rules examples/server-rules.yaml (bundled): 3 rules (api: api_burst +"
-                            + " api_per_minute, login: login_attempts, uploads: uploads_in_flight)")
+                    .contains("sluice serve: rules examples/server-rules.yaml (bundled), examples/envoy-rules.yaml"
+                            + " (bundled): 3 rules (api: api_burst + api_per_minute, login: login_attempts, uploads:"
+                            + " uploads_in_flight), 1 envoy domain (messaging)")
                     .contains("sluice serve: gRPC on 127.0.0.1:");
             HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
             HttpResponse<String> health = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port

@@ -62,6 +62,11 @@ public final class RuleFile {
         this.rules = Collections.unmodifiableMap(rules);
     }
 
+    /** Rules built elsewhere (e.g. from an envoy configuration by {@link EnvoyConfig#asRuleFile}). */
+    static RuleFile of(String source, Map<String, Limit> limits, Map<String, Rule> rules) {
+        return new RuleFile(source, limits, rules);
+    }
+
     /**
      * Reads a rule file: JSON when its name ends in {@code .json}, YAML when in {@code .yaml} or {@code .yml},
      * otherwise JSON if the text starts with <code>{</code> and YAML if not. Errors name the file as

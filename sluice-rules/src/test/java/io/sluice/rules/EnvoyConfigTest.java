@@ -245,7 +245,7 @@ class EnvoyConfigTest {
                 .hasMessageContaining("descriptors[0].rate_limit.requests_per_unit: requests_per_unit must be in");
         assertThatThrownBy(() -> EnvoyConfig.parse("bad.yaml", "domain: d\ndescriptors:\n  - key: a\n"
                 + "    rate_limits: {unit: second, requests_per_unit: 1}\n"))
-                .hasMessageContaining("descriptors[0].rate_limits: unknown field");
+                .hasMessageContaining("descriptors[0].rate_limits: unknown key 'rate_limits'");
         assertThatThrownBy(() -> EnvoyConfig.parse("bad.yaml", "domain: d\ndescriptors:\n  - key: a\n"
                 + "    rate_limit: {unlimited: true, unit: second}\n"))
                 .hasMessageContaining("should not specify rate limit unit when unlimited");

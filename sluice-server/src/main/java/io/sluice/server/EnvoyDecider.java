@@ -3,6 +3,7 @@ package io.sluice.server;
 import io.sluice.Decision;
 import io.sluice.FixedWindow;
 import io.sluice.Limit;
+import io.sluice.RateLimiter;
 import io.sluice.Request;
 import io.sluice.Rule;
 import io.sluice.Store;
@@ -36,7 +37,8 @@ final class EnvoyDecider {
      *
      * @param entries  its entries
      * @param override the request's own limit for it, or null
-     * @param hits     how many hits it adds, at least 1
+     * @param hits     how many hits it adds; 0 checks without counting (envoy's per-descriptor
+     *                 {@code hits_addend: 0})
      */
     record Descriptor(List<EnvoyConfig.Entry> entries, Override override, long hits) {}
 
@@ -53,9 +55,18 @@ final class EnvoyDecider {
      * @param resetSeconds    seconds until the window ends, rounded up (when one applied)
      * @param unlimited       an {@code unlimited} limit applied
      * @param decision        the store's decision, or null when the store was not asked
+     * @param quotaMode       the limit has {@code quota_mode}: being over it fails the request only when every
+     *                        quota-mode descriptor of the request is over
      */
     record Status(boolean over, String limitName, String configName, String ruleLabel, long requestsPerUnit,
-                  EnvoyConfig.Unit unit, long remaining, long resetSeconds, boolean unlimited, Decision decision) {
+                  EnvoyConfig.Unit unit, long remaining, long resetSeconds, boolean unlimited, Decision decision,
+                  boolean quotaMode) {
+
+        Status(boolean over, String limitName, String configName, String ruleLabel, long requestsPerUnit,
+               EnvoyConfig.Unit unit, long remaining, long resetSeconds, boolean unlimited, Decision decision) {
+            this(over, limitName, configName, ruleLabel, requestsPerUnit, unit, remaining, resetSeconds, unlimited,
+                    decision, false);
+        }
 
         boolean limited() {
             return unit != null;
@@ -78,14 +89,24 @@ final class EnvoyDecider {
 
     /** The store key of a descriptor: its entries, with the characters that join them escaped. */
     static String key(List<EnvoyConfig.Entry> entries) {
+        return key(entries, null);
+    }
+
+    /**
+     * The store key of a descriptor whose entries at some positions count under a shared wildcard value
+     * ({@code share_threshold}) instead of their own: {@code shared} holds it there, null elsewhere (or is null).
+     */
+    static String key(List<EnvoyConfig.Entry> entries, List<String> shared) {
         StringBuilder s = new StringBuilder();
-        for (EnvoyConfig.Entry e : entries) {
-            if (s.length() > 0) {
+        for (int i = 0; i < entries.size(); i++) {
+            EnvoyConfig.Entry e = entries.get(i);
+            if (i > 0) {
                 s.append('|');
             }
             escape(s, e.key());
             s.append('=');
-            escape(s, e.value());
+            String value = shared != null && shared.get(i) != null ? shared.get(i) : e.value();
+            escape(s, value);
         }
         return s.toString();
     }
@@ -128,9 +149,7 @@ final class EnvoyDecider {
         for (int i = 0; i < descriptors.size(); i++) {
             Descriptor d = descriptors.get(i);
             String at = path + "[" + i + "]";
-            if (d.entries().isEmpty()) {
-                throw InvalidRequestException.at(at + ".entries", "a descriptor needs at least one entry");
-            }
+            // A descriptor without entries matches no limit: envoy answers it OK, and so does Sluice.
             if (d.entries().size() > maxEntries) {
                 throw InvalidRequestException.at(at + ".entries", "at most " + maxEntries + " entries per"
                         + " descriptor, was " + d.entries().size());
@@ -148,8 +167,8 @@ final class EnvoyDecider {
                 throw InvalidRequestException.at(at + ".entries", "the entries make a key of " + length
                         + " characters; at most " + MAX_KEY_LENGTH);
             }
-            if (d.hits() < 1 || d.hits() > MAX_HITS) {
-                throw InvalidRequestException.at(at + ".hits_addend", "must be in [1, " + MAX_HITS + "], was "
+            if (d.hits() < 0 || d.hits() > MAX_HITS) {
+                throw InvalidRequestException.at(at + ".hits_addend", "must be in [0, " + MAX_HITS + "], was "
                         + d.hits());
             }
         }
@@ -164,21 +183,21 @@ final class EnvoyDecider {
                                            String api) {
         EnvoyConfig config = rules.envoy();
         int n = descriptors.size();
-        List<EnvoyConfig.RateLimit> matched = new ArrayList<>(n);
+        List<EnvoyConfig.Match> matched = new ArrayList<>(n);
         Set<String> replaced = new HashSet<>();
         boolean knownDomain = config.domains().contains(domain);
         for (Descriptor d : descriptors) {
-            EnvoyConfig.RateLimit m = d.override() != null || !knownDomain ? null : config.match(domain, d.entries());
+            EnvoyConfig.Match m = d.override() != null || !knownDomain ? null : config.lookup(domain, d.entries());
             matched.add(m);
             if (m != null) {
-                replaced.addAll(m.replaces());
+                replaced.addAll(m.rateLimit().replaces());
             }
         }
         List<CompletableFuture<Status>> statuses = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             Descriptor d = descriptors.get(i);
-            EnvoyConfig.RateLimit m = matched.get(i);
-            if (m != null && !m.name().isEmpty() && replaced.contains(m.name())) {
+            EnvoyConfig.Match m = matched.get(i);
+            if (m != null && !m.rateLimit().name().isEmpty() && replaced.contains(m.rateLimit().name())) {
                 m = null; // another matched limit replaces this one: it neither applies nor counts
             }
             statuses.add(decideOne(rules, domain, d, m, knownDomain, peek, api));
@@ -187,16 +206,20 @@ final class EnvoyDecider {
                 .thenApply(x -> statuses.stream().map(CompletableFuture::join).toList());
     }
 
-    private CompletableFuture<Status> decideOne(RuleSet rules, String domain, Descriptor d, EnvoyConfig.RateLimit m,
+    private CompletableFuture<Status> decideOne(RuleSet rules, String domain, Descriptor d, EnvoyConfig.Match match,
                                                 boolean knownDomain, boolean peek, String api) {
+        RateLimiter limiter;
         Rule rule;
         String limitName;
         String label;
         long rpu;
         EnvoyConfig.Unit unit;
         boolean shadow;
+        boolean quota;
         String configName;
-        if (d.override() != null && knownDomain) {
+        String statsKey;
+        List<String> shared;
+        if (d.override() != null && knownDomain && !d.entries().isEmpty()) {
             // envoy honours an override only for a configured domain, counting it per descriptor and unit.
             rpu = d.override().requestsPerUnit();
             unit = d.override().unit();
@@ -204,17 +227,25 @@ final class EnvoyDecider {
             configName = "";
             label = domain + ".override";
             shadow = false;
+            quota = false;
+            // Statistics stay keyed by configuration, not by request values: one series per domain and unit.
+            statsKey = domain + ".override_" + unit.word();
+            shared = null;
+            limiter = null;
             rule = rpu == 0 ? null : Rule.of(RuleSet.fit("rls:" + domain + ":override:" + unit.word()),
                     new FixedWindow(limitName, rpu, unit.duration(), FixedWindow.Align.EPOCH, true));
-        } else if (m == null) {
+        } else if (match == null) {
             metrics.decision(api, knownDomain ? domain : "unknown_domain", ServerMetrics.UNMATCHED);
             return CompletableFuture.completedFuture(new Status(false, null, "", null, 0, null, 0, 0, false, null));
-        } else if (m.unlimited()) {
+        } else if (match.rateLimit().unlimited()) {
+            EnvoyConfig.RateLimit m = match.rateLimit();
             metrics.decision(api, m.fullKey(), ServerMetrics.UNLIMITED);
             return CompletableFuture.completedFuture(new Status(false, null, m.name(), m.fullKey(), 0, null, 0, 0, true,
                     null));
         } else {
+            EnvoyConfig.RateLimit m = match.rateLimit();
             RuleSet.EnvoyBound bound = rules.envoy(m);
+            limiter = bound.limiter();
             rule = bound.rule();
             limitName = bound.limitName();
             configName = m.name();
@@ -222,33 +253,57 @@ final class EnvoyDecider {
             rpu = m.requestsPerUnit();
             unit = m.unit();
             shadow = m.shadowMode();
+            quota = m.quotaMode();
+            statsKey = match.statsKey();
+            shared = match.sharedValue();
         }
+        boolean counts = !peek;
         if (rule == null) {
             // requests_per_unit: 0 blocks every request; nothing to count.
             metrics.decision(api, label, shadow ? ServerMetrics.SHADOW : ServerMetrics.REJECTED);
+            if (counts) {
+                metrics.envoyHits(domain, statsKey, d.hits(), 0, -1, shadow);
+            }
             return CompletableFuture.completedFuture(new Status(!shadow, limitName, configName, label, 0, unit, 0,
-                    untilWindowEnd(unit), false, null));
+                    untilWindowEnd(unit), false, null, quota));
         }
-        Request request = peek ? Request.peek(d.hits()) : Request.tryAcquire(d.hits());
+        String key = key(d.entries(), shared);
+        boolean check = peek || d.hits() == 0;
+        // A configured limit goes through its limiter, which applies the block's on_failure; an override, built
+        // per request, goes to the store directly (a failure is the store's error).
+        CompletableFuture<Decision> decided = limiter == null
+                ? store.decideAsync(rule, key, check ? Request.peek(d.hits()) : Request.tryAcquire(d.hits()))
+                : check ? limiter.peekAsync(key, d.hits()) : limiter.tryAcquireAsync(key, d.hits());
         String ruleLabel = label;
         String name = limitName;
         long perUnit = rpu;
         EnvoyConfig.Unit u = unit;
         boolean inShadow = shadow;
+        boolean inQuota = quota;
         String reported = configName;
-        return store.decideAsync(rule, key(d.entries()), request).thenApply(decision -> {
-            boolean over = !decision.allowed();
-            if (over) {
+        String stats = statsKey;
+        long hits = d.hits();
+        return decided.thenApply(decision -> {
+            // A check of 0 hits is over when nothing is left: a Sluice window cannot tell "exactly at the limit"
+            // (envoy: OK) from "past it" (envoy: OVER_LIMIT), and past it is the lasting state once rejected hits
+            // have been counted.
+            boolean over = !decision.allowed() || (hits == 0 && decision.remaining() == 0);
+            if (decision.source().degraded()) {
+                metrics.decision(api, ruleLabel, decision.source().name().toLowerCase(java.util.Locale.ROOT));
+            } else if (over) {
                 metrics.decision(api, ruleLabel, inShadow ? ServerMetrics.SHADOW : ServerMetrics.REJECTED);
             } else {
                 metrics.decision(api, ruleLabel, ServerMetrics.ALLOWED);
                 metrics.admitted(api, ruleLabel, decision.remaining(), perUnit);
             }
+            if (counts) {
+                metrics.envoyHits(domain, stats, d.hits(), perUnit, over ? -1 : perUnit - decision.remaining(),
+                        over && inShadow);
+            }
             long reset = decision.resetAfterMicros() > 0 ? RateLimitFields.ceilSeconds(decision.resetAfterMicros())
                     : untilWindowEnd(u);
             return new Status(over && !inShadow, name, reported, ruleLabel, perUnit, u, decision.remaining(), reset,
-                    false,
-                    decision);
+                    false, decision, inQuota);
         });
     }
 

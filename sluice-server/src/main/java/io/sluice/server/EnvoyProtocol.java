@@ -50,9 +50,8 @@ final class EnvoyProtocol {
                     throw InvalidRequestException.at("descriptors[" + i + "].hits_addend", "must be at most "
                             + EnvoyDecider.MAX_HITS + ", was " + Long.toUnsignedString(own.getValue()));
                 }
-                if (own.getValue() > 0) {
-                    hits = own.getValue();
-                }
+                // Set, it is the descriptor's own, 0 included: envoy then checks without counting.
+                hits = own.getValue();
             }
             out.add(new EnvoyDecider.Descriptor(entries, override, hits));
         }
@@ -75,7 +74,6 @@ final class EnvoyProtocol {
     /** The response to a request whose descriptors got {@code statuses}. */
     static RateLimitResponse response(List<EnvoyDecider.Status> statuses, boolean headers) {
         RateLimitResponse.Builder response = RateLimitResponse.newBuilder();
-        boolean over = false;
         for (EnvoyDecider.Status s : statuses) {
             RateLimitResponse.DescriptorStatus.Builder status = RateLimitResponse.DescriptorStatus.newBuilder()
                     .setCode(s.over() ? RateLimitResponse.Code.OVER_LIMIT : RateLimitResponse.Code.OK);
@@ -92,10 +90,9 @@ final class EnvoyProtocol {
                         .setLimitRemaining((int) Math.min(MAX_UINT32, s.remaining()))
                         .setDurationUntilReset(com.google.protobuf.Duration.newBuilder().setSeconds(s.resetSeconds()));
             }
-            over |= s.over();
             response.addStatuses(status);
         }
-        response.setOverallCode(over ? RateLimitResponse.Code.OVER_LIMIT : RateLimitResponse.Code.OK);
+        response.setOverallCode(overall(statuses) ? RateLimitResponse.Code.OVER_LIMIT : RateLimitResponse.Code.OK);
         EnvoyDecider.Status headline = EnvoyDecider.headline(statuses);
         if (headers && headline != null) {
             response.addResponseHeadersToAdd(header("X-RateLimit-Limit", String.valueOf(headline.requestsPerUnit())));
@@ -106,6 +103,26 @@ final class EnvoyProtocol {
                     headline.remaining(), headline.resetSeconds())));
         }
         return response.build();
+    }
+
+    /**
+     * Whether the request as a whole is over the limit, as envoy decides it: any descriptor over a limit
+     * without {@code quota_mode}, or every {@code quota_mode} descriptor over its limit (when it has some).
+     */
+    static boolean overall(List<EnvoyDecider.Status> statuses) {
+        int quota = 0;
+        int quotaOver = 0;
+        for (EnvoyDecider.Status s : statuses) {
+            if (s.quotaMode()) {
+                quota++;
+                if (s.over()) {
+                    quotaOver++;
+                }
+            } else if (s.over()) {
+                return true;
+            }
+        }
+        return quota > 0 && quota == quotaOver;
     }
 
     private static HeaderValue header(String key, String value) {

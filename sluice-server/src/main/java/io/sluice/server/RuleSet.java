@@ -42,6 +42,12 @@ final class RuleSet {
     static final String BUNDLED_RESOURCE = "/io/sluice/server/default-rules.yaml";
     /** How the bundled example is named in messages. */
     static final String BUNDLED_NAME = "examples/server-rules.yaml (bundled)";
+    /**
+     * The bundled envoyproxy/ratelimit example (a copy of {@code examples/envoy-rules.yaml}), so that Envoy's
+     * protocol and {@code POST /json} answer with real limits out of the box.
+     */
+    static final String BUNDLED_ENVOY_RESOURCE = "/io/sluice/server/default-envoy-rules.yaml";
+    static final String BUNDLED_ENVOY_NAME = "examples/envoy-rules.yaml (bundled)";
 
     /** Rule names on the store are at most this long ({@link Rule#of}). */
     private static final int MAX_NAME = 128;
@@ -63,8 +69,10 @@ final class RuleSet {
      * @param rule      its rule on the store (one epoch-aligned fixed window counting every hit, as envoy's
      *                  counter does); null for an unlimited block or {@code requests_per_unit: 0}
      * @param limitName the name decisions and headers report: the block's {@code name}, else its path
+     * @param limiter   the rule's limiter on the server's store, applying the block's {@code on_failure}; null
+     *                  when {@code rule} is
      */
-    record EnvoyBound(EnvoyConfig.RateLimit config, Rule rule, String limitName) {}
+    record EnvoyBound(EnvoyConfig.RateLimit config, Rule rule, String limitName, RateLimiter limiter) {}
 
     /** What was read from the rule files, before it is bound to a store. */
     record Sources(List<String> names, Map<String, Rule> rules, Map<String, Limit> limits, Set<String> ambiguousLimits,
@@ -87,7 +95,7 @@ final class RuleSet {
 
     /**
      * Reads rule files, each either a Sluice rule file or an envoyproxy/ratelimit configuration (told apart by a
-     * top-level {@code domain:}); an empty list reads the bundled example.
+     * top-level {@code domain:}); an empty list reads the bundled examples (Sluice rules and an envoy domain).
      *
      * @throws RuleFileException naming file, line and field when a file is invalid, or when two files define
      *                           the same rule or domain
@@ -95,13 +103,8 @@ final class RuleSet {
      */
     static Sources read(List<Path> files) throws IOException, RuleFileException {
         if (files.isEmpty()) {
-            try (InputStream in = RuleSet.class.getResourceAsStream(BUNDLED_RESOURCE)) {
-                if (in == null) {
-                    throw new IOException("the bundled rules " + BUNDLED_RESOURCE + " are missing from the jar");
-                }
-                String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-                return combine(List.of(BUNDLED_NAME), List.of(text));
-            }
+            return combine(List.of(BUNDLED_NAME, BUNDLED_ENVOY_NAME),
+                    List.of(bundled(BUNDLED_RESOURCE), bundled(BUNDLED_ENVOY_RESOURCE)));
         }
         List<String> names = new ArrayList<>();
         List<String> texts = new ArrayList<>();
@@ -110,6 +113,15 @@ final class RuleSet {
             texts.add(Files.readString(file));
         }
         return combine(names, texts);
+    }
+
+    private static String bundled(String resource) throws IOException {
+        try (InputStream in = RuleSet.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IOException("the bundled rules " + resource + " are missing from the jar");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
     }
 
     /** Parses the texts of rule files named {@code names}. */
@@ -165,11 +177,16 @@ final class RuleSet {
             for (EnvoyConfig.RateLimit config : sources.envoy().rateLimits(domain)) {
                 String limitName = fit(config.name().isEmpty() ? config.path() : config.name());
                 Rule rule = null;
+                RateLimiter limiter = null;
                 if (!config.unlimited() && config.requestsPerUnit() > 0) {
                     rule = Rule.of(envoyRuleName(config.fullKey()), new FixedWindow(limitName,
                             config.requestsPerUnit(), config.unit().duration(), FixedWindow.Align.EPOCH, true));
+                    if (config.onFailure() != null) {
+                        rule = rule.withFailurePolicy(config.onFailure());
+                    }
+                    limiter = RateLimiter.builder(rule).store(store).build();
                 }
-                envoy.put(config, new EnvoyBound(config, rule, limitName));
+                envoy.put(config, new EnvoyBound(config, rule, limitName, limiter));
             }
         }
         return new RuleSet(sources, Instant.now(), Collections.unmodifiableMap(rules),

@@ -26,6 +26,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       {@code released}, {@code not_released}
  *   <li>{@code sluice_near_limit_total{api,rule}}: admitted with more than 80% of the quota used (envoy's
  *       {@code near_limit})
+ *   <li>{@code sluice_envoy_<stat>_total{domain,key}}: envoyproxy/ratelimit's per-descriptor statistics
+ *       ({@link #envoyHits}); {@code key} is bounded by the configuration except where a limit opts into
+ *       request values ({@code detailed_metric}, {@code value_to_metric}), as in envoy
+ *   <li>{@code outcome} of {@code sluice_decisions_total} is also {@code fail_open}, {@code fail_closed} or
+ *       {@code local_fallback} when an envoy limit's {@code on_failure} decided because the store failed
  *   <li>{@code sluice_check_seconds{api}}: latency of a check request, a histogram
  *   <li>{@code sluice_store_errors_total{api}}, {@code sluice_invalid_requests_total{api}},
  *       {@code sluice_unauthorized_total{api}}
@@ -47,6 +52,7 @@ final class ServerMetrics {
     private final PrometheusMeterRegistry registry;
     private final ConcurrentMap<String, Counter> decisions = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Counter> nearLimit = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, Counter> envoy = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Timer> latency = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Counter> simple = new ConcurrentHashMap<>();
     private final AtomicInteger rules = new AtomicInteger();
@@ -85,6 +91,43 @@ final class ServerMetrics {
                     .description("Admissions that left less than 20% of the quota")
                     .tags("api", api, "rule", rule).register(registry)).increment();
         }
+    }
+
+    /**
+     * Counts one envoy descriptor's hits in envoyproxy/ratelimit's per-descriptor statistics, exported as
+     * {@code sluice_envoy_total_hits_total}, {@code sluice_envoy_over_limit_total},
+     * {@code sluice_envoy_near_limit_total}, {@code sluice_envoy_within_limit_total} and
+     * {@code sluice_envoy_shadow_mode_total}, labelled {@code domain} and {@code key} (envoy's statistics key
+     * without the domain, e.g. {@code key1_value1.subkey1}). As in envoy: every hit is a total hit; an admitted
+     * request's hits are within the limit, and those past 80% of it near the limit too; a rejected request's
+     * hits are over the limit, and also shadow-mode hits when {@code shadow_mode} let it through.
+     *
+     * @param limit    the limit's requests per unit
+     * @param after    the window's count after these hits when admitted; negative when over the limit
+     * @param shadowed over the limit but let through by {@code shadow_mode}
+     */
+    void envoyHits(String domain, String statsKey, long hits, long limit, long after, boolean shadowed) {
+        String key = statsKey.startsWith(domain + ".") ? statsKey.substring(domain.length() + 1) : statsKey;
+        envoyCounter("total_hits", domain, key).increment(hits);
+        if (after < 0) {
+            envoyCounter("over_limit", domain, key).increment(hits);
+            if (shadowed) {
+                envoyCounter("shadow_mode", domain, key).increment(hits);
+            }
+            return;
+        }
+        long near = (long) Math.floor(limit * 0.8f);
+        if (after > near) {
+            long before = after - hits;
+            envoyCounter("near_limit", domain, key).increment(before >= near ? hits : after - near);
+        }
+        envoyCounter("within_limit", domain, key).increment(hits);
+    }
+
+    private Counter envoyCounter(String stat, String domain, String key) {
+        return envoy.computeIfAbsent(stat + '\0' + domain + '\0' + key, k -> Counter.builder("sluice.envoy." + stat)
+                .description("envoyproxy/ratelimit's per-descriptor " + stat + " statistic")
+                .tags("domain", domain, "key", key).register(registry));
     }
 
     /** Records how long one check request took, from when it was read. */

@@ -22,8 +22,16 @@ class RuleSetTest {
         }
         assertThat(bundled).isEqualTo(Files.readString(Path.of("..", "examples", "server-rules.yaml")));
         RuleSet rules = RuleSet.bind(RuleSet.read(List.of()), Store.memory().build());
-        assertThat(rules.sourceNames()).containsExactly(RuleSet.BUNDLED_NAME);
+        assertThat(rules.sourceNames()).containsExactly(RuleSet.BUNDLED_NAME, RuleSet.BUNDLED_ENVOY_NAME);
         assertThat(rules.rules()).containsOnlyKeys("api", "login", "uploads");
+        try (InputStream in = RuleSet.class.getResourceAsStream(RuleSet.BUNDLED_ENVOY_RESOURCE)) {
+            assertThat(new String(in.readAllBytes(), StandardCharsets.UTF_8))
+                    .isEqualTo(Files.readString(Path.of("..", "examples", "envoy-rules.yaml")));
+        }
+        // The README's envoy examples answer with real limits: the bundled domain limits them.
+        assertThat(rules.envoy().domains()).containsExactly("messaging");
+        assertThat(rules.envoy().match("messaging", List.of(new io.sluice.rules.EnvoyConfig.Entry("to_number",
+                "2061111111"))).requestsPerUnit()).isEqualTo(100);
     }
 
     @Test
