@@ -29,6 +29,9 @@ import java.util.Map;
  * the limit on its own: admissions beyond burst + rate × the run's length are over-admissions. On Redis, a
  * row also reports Redis CPU and commands per decision (INFO deltas over its measured runs). The load is one
  * wrk thread with as many connections as the Redis suite's largest number in flight.
+ *
+ * <p>Then {@link EvictionFlood}: a bystander's latency while another client floods the in-memory store with new
+ * keys past its bound.
  */
 public final class ServerSuite implements Suite {
     private static final String ALGORITHM = "token_bucket";
@@ -58,6 +61,9 @@ public final class ServerSuite implements Suite {
             rows.addAll(server(context, wrk, dir, rules, "memory", null, List.of(
                     new Shape("memory", "bench", "memory", 1),
                     new Shape("memory", "bench", "memory", many))));
+        }
+        if (context.selected("sluice", ALGORITHM + "/eviction_flood")) {
+            rows.addAll(EvictionFlood.run(context, wrk, dir, rules));
         }
         if (context.selected("sluice", ALGORITHM + "/redis")) {
             if (!LocalRedis.onPath("redis-server")) {
