@@ -14,7 +14,7 @@ import io.sluice.internal.memory.MemoryStore;
  * walks the store in laps, a lap starting at most every {@code max(4096, keys)} decisions; so an expired key is
  * dropped within about {@code 2 · max(4096, keys)} decisions. A live key is never dropped while the store holds
  * at most {@code maxKeys} keys. An insertion that takes it past {@code maxKeys} evicts before it returns: of
- * the next 16 keys of the cursor, every expired one, or if none has expired, the one whose state expires first
+ * the next 8 keys of the cursor, every expired one, or if none has expired, the one whose state expires first
  * (a sample, as Redis's {@code volatile-ttl} policy does; not the store-wide earliest). Under insertions from
  * several threads at once the store may exceed {@code maxKeys} by about as many keys as there are threads.
  * A live key dropped this way forgets its state (its next request is judged as a fresh key), so size

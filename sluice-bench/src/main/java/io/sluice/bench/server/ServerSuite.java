@@ -124,7 +124,7 @@ public final class ServerSuite implements Suite {
      * many-keys shape, for at least half of {@link #serverWarmupSeconds} and at most all of it, until a step is
      * within 5% of the one before.
      */
-    private static void warmUp(BenchContext context, Wrk wrk, ServeProcess server, int connections)
+    static void warmUp(BenchContext context, Wrk wrk, ServeProcess server, int connections)
             throws IOException, InterruptedException {
         Profile profile = context.profile();
         int budget = serverWarmupSeconds(profile);

@@ -24,6 +24,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * by compare-and-set after a pure evaluation, so there is no lock at all and decisions on one key are
  * linearizable. See {@link io.sluice.MemoryStoreBuilder} for the memory and eviction rules.
  *
+ * <p>No request pays for a whole-table pass: the sweep of expired keys and the eviction past {@code maxKeys}
+ * both move one {@link EvictionCursor} a few keys at a time (see {@link #sweepStep} and {@link #evict}).
+ *
  * <p>Removal races are closed with a tombstone: a sweep first swaps a key's entry to {@link #DEAD} and only
  * then removes the key, and a decision that meets {@code DEAD} looks the key up again. So no decision is ever
  * committed into a holder that has left the map.
@@ -49,8 +52,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li><b>A shared counter written by every decision</b>: the sweep used to be paced by one
  *       {@code AtomicLong} incremented per decision, a cache line that two threads on distinct keys fought
  *       over. Each thread now counts in its own slot and adds to the shared count every 64 decisions (see
- *       {@link #maybeSweep}); the key count is a {@link LongAdder}. The pacing stays "every
- *       {@code max(4096, keys)} decisions", to within 64.
+ *       {@link #maybeSweep}); the key count is a {@link LongAdder}. A lap of the sweep starts at most
+ *       every {@code max(4096, keys)} decisions, to within 64.
  *   <li><b>A map lookup and a rule comparison per decision</b>: the namespace of the last rule decided is kept
  *       in a field; it is used only when its compiled rule is the very {@link Rule} object passed in, which is
  *       exactly when the lookup and {@link #compiled} would have returned it.
@@ -82,7 +85,7 @@ public final class MemoryStore implements Store {
     private static final Entry DEAD = new Entry(null, new Object[0], null, Long.MIN_VALUE);
     private static final int MIN_SWEEP_INTERVAL = 4096;
     /** Keys looked at per eviction; see {@link #evict}. */
-    static final int EVICTION_SAMPLE = 16;
+    static final int EVICTION_SAMPLE = 8;
     private static final int MAX_EVICTION_ROUNDS = 8;
 
     /*
