@@ -378,7 +378,7 @@ public final class MarkdownReport {
         if (!flood.isEmpty()) {
             line("### Eviction flood: a bystander while another client sends a new key with every request");
             line();
-            line("One server on the in-memory store bounded at `memory?max_keys=50000`, started with the heap "
+            line("One server on the in-memory store bounded at `memory?max_keys=200000`, started with the heap "
                     + "`./sluice serve` gives it. A bystander (wrk, 4 connections, 1,000 keys) alone, then while a "
                     + "flood (wrk, 32 connections, a key never seen in every request) pushes the store past its bound, "
                     + "so that each of the flood's requests evicts. Its p99 must stay near the bystander's alone, and "
