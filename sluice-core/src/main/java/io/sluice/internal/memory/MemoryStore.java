@@ -394,6 +394,7 @@ public final class MemoryStore implements Store {
             long since = decisionsSinceSweep.addAndGet(SWEEP_BATCH);
             // A lap that is under way goes on by one batch; a new lap waits for max(4096, keys) decisions since
             // the last one began, so a small store is not walked (and its iterators allocated) every batch.
+            // midLap() is read without the lock: a stale answer only moves a step by one batch.
             if (cursor.midLap() || since >= Math.max(MIN_SWEEP_INTERVAL, keys.sum())) {
                 sweepStep();
             }
