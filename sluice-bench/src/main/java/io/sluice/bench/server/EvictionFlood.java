@@ -26,7 +26,6 @@ final class EvictionFlood {
      * noise of such a machine).
      */
     static final int MAX_KEYS = 200_000;
-    private static final int FILL_STEPS = 12;
     private static final int BYSTANDER = 4;
     private static final int BYSTANDER_KEYS = 1_000;
     private static final int FLOOD_CONNECTIONS = 32;
@@ -52,9 +51,10 @@ final class EvictionFlood {
             // eviction once past the bound).
             ServerSuite.warmUp(context, wrk, server, FLOOD_CONNECTIONS);
             // Flood until the store is past its bound, so that the measured phase evicts throughout; a machine
-            // too slow to get there within FILL_STEPS phases says so in the note.
+            // too slow to get there within twice the server's warm-up budget (full: 120 s) says so in the note.
+            int fillSteps = Math.max(1, 2 * ServerSuite.serverWarmupSeconds(profile) / seconds);
             long filled = 0;
-            for (int step = 0; step < FILL_STEPS && filled <= MAX_KEYS; step++) {
+            for (int step = 0; step < fillSteps && filled <= MAX_KEYS; step++) {
                 filled += wrk.run(url, FLOOD_CONNECTIONS, seconds, "bench", FLOOD_KEYS, "fill" + step).requests();
             }
             Wrk.Result alone = wrk.run(url, BYSTANDER, seconds, "bench", BYSTANDER_KEYS, "bystander-alone");
