@@ -37,6 +37,8 @@ import java.util.TreeMap;
  * @param bytesPerKey              Redis MEMORY USAGE of everything one key stores, averaged
  * @param usedMemoryBytesPerKey    Redis used_memory growth per key
  * @param overAdmitted             admissions beyond what the configured limit allows, summed over keys
+ * @param rssBeforeMb              server: the server process's resident set (VmRSS) before the row's load, MiB
+ * @param rssAfterMb               server: the same after it
  * @param runs                     measured runs the medians are taken over
  * @param note                     why a value is missing, or what to know when reading it
  */
@@ -64,6 +66,8 @@ public record Measurement(
         Double bytesPerKey,
         Double usedMemoryBytesPerKey,
         Long overAdmitted,
+        Double rssBeforeMb,
+        Double rssAfterMb,
         Integer runs,
         String note) {
 
@@ -109,6 +113,8 @@ public record Measurement(
         private Double bytesPerKey;
         private Double usedMemoryBytesPerKey;
         private Long overAdmitted;
+        private Double rssBeforeMb;
+        private Double rssAfterMb;
         private Integer runs;
         private String note;
 
@@ -205,6 +211,12 @@ public record Measurement(
             return this;
         }
 
+        public Builder rssMb(double before, double after) {
+            this.rssBeforeMb = finite(before);
+            this.rssAfterMb = finite(after);
+            return this;
+        }
+
         public Builder runs(int runs) {
             this.runs = runs;
             return this;
@@ -219,7 +231,7 @@ public record Measurement(
             return new Measurement(suite, system, variant, mode, algorithm, config, keys, threads, inFlight,
                     decisionsPerS, p50Us, p99Us, nsPerOp, nsPerOpError, allocBytesPerOp, admittedFraction, redisCpuUsPerDecision,
                     redisCmdsPerDecision, redisCommandsPerDecision, bytesPerKey, usedMemoryBytesPerKey,
-                    overAdmitted, runs, note);
+                    overAdmitted, rssBeforeMb, rssAfterMb, runs, note);
         }
 
         // JSON has no NaN or infinity: a value that cannot be computed is absent.

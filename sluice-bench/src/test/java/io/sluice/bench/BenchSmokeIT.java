@@ -28,8 +28,8 @@ class BenchSmokeIT {
     static final List<String> FIELDS = List.of("suite", "system", "variant", "mode", "algorithm", "config", "keys",
             "threads", "in_flight", "decisions_per_s", "p50_us", "p99_us", "ns_per_op", "ns_per_op_error",
             "alloc_bytes_per_op", "admitted_fraction", "redis_cpu_us_per_decision", "redis_cmds_per_decision",
-            "redis_commands_per_decision", "bytes_per_key", "used_memory_bytes_per_key", "over_admitted", "runs",
-            "note");
+            "redis_commands_per_decision", "bytes_per_key", "used_memory_bytes_per_key", "over_admitted", "rss_before_mb",
+            "rss_after_mb", "runs", "note");
 
     private static final Profile TINY = new Profile("smoke-test", 0, 1, 100, 2, 100, List.of(1),
             List.of("token_bucket"), List.of(1), List.of("bucket4j"), 50, List.of(4), List.of("token_bucket"),
@@ -127,7 +127,20 @@ class BenchSmokeIT {
         }
 
         // server: sluice serve under wrk (run-tests installs wrk), memory store 2 rows, Redis 3 (plain x 2, leased)
-        List<JsonNode> server = measurements.stream().filter(m -> m.get("suite").asText().equals("server")).toList();
+        List<JsonNode> flood = measurements.stream().filter(m -> m.get("suite").asText().equals("server")
+                && m.get("variant").asText().equals("memory/eviction_flood")).toList();
+        assertThat(flood).extracting(m -> m.get("mode").asText())
+                .containsExactly("bystander_alone", "bystander_under_flood");
+        for (JsonNode m : flood) {
+            assertThat(m.get("p99_us").asDouble()).as("%s", m).isGreaterThanOrEqualTo(m.get("p50_us").asDouble());
+        }
+        JsonNode flooded = flood.get(1);
+        assertThat(flooded.get("note").asText()).as("%s", flooded).startsWith("the flood: ");
+        // RSS flat: a generous bound (the launcher's heap is 512 MiB), not a timing
+        assertThat(flooded.get("rss_after_mb").asDouble()).as("%s", flooded)
+                .isLessThan(flooded.get("rss_before_mb").asDouble() + 512);
+        List<JsonNode> server = measurements.stream().filter(m -> m.get("suite").asText().equals("server")
+                && !m.get("variant").asText().equals("memory/eviction_flood")).toList();
         assertThat(server).extracting(m -> m.get("variant").asText() + "/" + m.get("keys").asInt())
                 .containsExactly("memory/1", "memory/50", "redis/1", "redis/50", "redis/leased/1");
         for (JsonNode m : server) {

@@ -11,6 +11,8 @@ import java.util.function.Supplier;
  */
 public final class StoreFactory {
 
+    private static final String MEMORY_MAX_KEYS = "memory?max_keys=";
+
     private StoreFactory() {}
 
     /**
@@ -57,7 +59,9 @@ public final class StoreFactory {
     }
 
     /**
-     * A new store for {@code spec}: {@code memory}, or a {@code redis://} / {@code rediss://} URI.
+     * A new store for {@code spec}: {@code memory} (at most {@link io.sluice.MemoryStoreBuilder#DEFAULT_MAX_KEYS}
+     * keys, or {@code memory?max_keys=N} for another bound; docs/memory-store.md sizes it against the heap), or a
+     * {@code redis://} / {@code rediss://} URI.
      *
      * @throws IllegalArgumentException saying what is wrong with the spec, or that its store is not part of this
      *                                  build
@@ -84,6 +88,18 @@ public final class StoreFactory {
         if (spec.equals("memory")) {
             return clock == null ? Store.memory().build() : Store.memory().clock(clock).build();
         }
+        if (spec.startsWith(MEMORY_MAX_KEYS)) {
+            String value = spec.substring(MEMORY_MAX_KEYS.length());
+            long maxKeys;
+            try {
+                maxKeys = Long.parseLong(value.replace("_", ""));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("--store memory?max_keys= must be a whole number of keys, was '"
+                        + value + "'");
+            }
+            return clock == null ? Store.memory().maxKeys(maxKeys).build()
+                    : Store.memory().maxKeys(maxKeys).clock(clock).build();
+        }
         String lower = spec.toLowerCase(java.util.Locale.ROOT);
         if (lower.startsWith("redis://") || lower.startsWith("rediss://") || lower.startsWith("redis-sentinel://")) {
             // Every server process pointed at the same Redis decides in it, which is how several share limits.
@@ -94,7 +110,7 @@ public final class StoreFactory {
                     .listener(redisListener.get());
             return (clock == null ? redis : redis.clock(clock)).build();
         }
-        throw new IllegalArgumentException("--store must be memory or a redis://, rediss:// or redis-sentinel:// URI, was '" + spec + "'");
+        throw new IllegalArgumentException("--store must be memory, memory?max_keys=N or a redis://, rediss:// or redis-sentinel:// URI, was '" + spec + "'");
     }
 
     /** The spec as logs and the startup banner show it: a Redis URI without its password. */

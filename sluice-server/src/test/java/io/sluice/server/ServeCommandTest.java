@@ -178,7 +178,10 @@ class ServeCommandTest {
         assertThat(usage.code).isEqualTo(2);
         assertThat(usage.err).contains("sluice serve: unknown option '--bogus'");
         assertThat(run("--store", "mongo://127.0.0.1:1").err)
-                .contains("--store must be memory or a redis://, rediss:// or redis-sentinel:// URI");
+                .contains("--store must be memory, memory?max_keys=N or a redis://, rediss:// or redis-sentinel:// URI");
+        assertThat(run("--store", "memory?max_keys=lots").err)
+                .contains("--store memory?max_keys= must be a whole number of keys, was 'lots'");
+        assertThat(run("--store", "memory?max_keys=0").err).contains("max_keys must be");
         Path bad = dir.resolve("rules.yaml");
         Files.writeString(bad, "limits:\n  l: {algorithm: gcra, limit: 0, period: 1s}\n");
         Result rules = run("--rules", bad.toString());

@@ -361,9 +361,11 @@ public final class MarkdownReport {
     }
 
     private void server(Path chartDir) throws IOException {
-        List<Measurement> server = rows.where(m -> "server".equals(m.suite()) && m.measured()
+        List<Measurement> all = rows.where(m -> "server".equals(m.suite()) && m.measured()
                 && !REMOTE_CLIENT.equals(m.variant()));
-        if (server.isEmpty()) {
+        List<Measurement> server = all.stream().filter(m -> !m.variant().endsWith("/eviction_flood")).toList();
+        List<Measurement> flood = all.stream().filter(m -> m.variant().endsWith("/eviction_flood")).toList();
+        if (all.isEmpty()) {
             return;
         }
         line("## Server: `sluice serve` under HTTP load");
@@ -406,6 +408,26 @@ public final class MarkdownReport {
                     + Format.ratio(ratio) + " |");
         }
         line();
+        if (!flood.isEmpty()) {
+            line("### Eviction flood: a bystander while another client sends a new key with every request");
+            line();
+            line("One server on the in-memory store bounded at `memory?max_keys=200000`, started with the heap "
+                    + "`./sluice serve` gives it. A bystander (wrk, 4 connections, 1,000 keys) alone, then while a "
+                    + "flood (wrk, 32 connections, a key never seen in every request) pushes the store past its bound, "
+                    + "so that each of the flood's requests evicts. Its p99 must stay near the bystander's alone, and "
+                    + "the server's resident memory flat (issue 17). Source: "
+                    + "`sluice-bench/src/main/java/io/sluice/bench/server/EvictionFlood.java`.");
+            line();
+            line("| bystander | decisions/s | p50 µs | p99 µs | admitted | RSS before MiB | RSS after MiB | note |");
+            line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
+            for (Measurement m : flood) {
+                line("| " + m.mode().replace('_', ' ') + " | " + Format.count(m.decisionsPerS()) + " | "
+                        + Format.decimal(m.p50Us(), 0) + " | " + Format.decimal(m.p99Us(), 0) + " | "
+                        + Format.percent(m.admittedFraction()) + " | " + Format.decimal(m.rssBeforeMb(), 0) + " | "
+                        + Format.decimal(m.rssAfterMb(), 0) + " | " + Format.cell(m.note()) + " |");
+            }
+            line();
+        }
         remoteClient();
     }
 

@@ -22,6 +22,11 @@ import java.util.regex.Pattern;
 final class ServeProcess implements AutoCloseable {
     private static final Pattern HTTP_LINE = Pattern.compile("HTTP on (http://127\\.0\\.0\\.1:\\d+)");
     private static final long START_SECONDS = 60;
+    /**
+     * The heap {@code ./sluice serve} gives the server by default on a machine with 1 GiB or more (the launcher
+     * script; docs/memory-store.md), so the server runs here as a user's does.
+     */
+    static final String LAUNCHER_HEAP = "-Xmx512m";
 
     private final Process process;
     private final String baseUrl;
@@ -53,7 +58,7 @@ final class ServeProcess implements AutoCloseable {
                 ""), StandardCharsets.UTF_8);
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         Path log = dir.resolve(name + "-serve.log");
-        Process process = new ProcessBuilder(List.of(java.toString(), "-cp", System.getProperty("java.class.path"),
+        Process process = new ProcessBuilder(List.of(java.toString(), LAUNCHER_HEAP, "-cp", System.getProperty("java.class.path"),
                 "io.sluice.cli.Main", "serve", "--config", config.toString()))
                 .redirectErrorStream(true).start();
         CompletableFuture<String> url = new CompletableFuture<>();
@@ -92,6 +97,20 @@ final class ServeProcess implements AutoCloseable {
             url.completeExceptionally(e);
         }
         url.completeExceptionally(new IllegalStateException("exited before it was ready"));
+    }
+
+    /** The server's resident set (VmRSS of /proc/PID/status) in MiB, or NaN where there is no /proc. */
+    double rssMb() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(process.pid()), "status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024.0;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // not Linux, or the process is gone: no figure
+        }
+        return Double.NaN;
     }
 
     /** {@code http://127.0.0.1:<port>}. */

@@ -30,6 +30,9 @@ import java.util.Map;
  * the limit on its own: admissions beyond burst + rate × the run's length are over-admissions. On Redis, a
  * row also reports Redis CPU and commands per decision (INFO deltas over its measured runs). The load is one
  * wrk thread with as many connections as the Redis suite's largest number in flight.
+ *
+ * <p>Then {@link EvictionFlood}: a bystander's latency while another client floods the in-memory store with new
+ * keys past its bound.
  */
 public final class ServerSuite implements Suite {
     private static final String ALGORITHM = "token_bucket";
@@ -59,6 +62,9 @@ public final class ServerSuite implements Suite {
             rows.addAll(server(context, wrk, dir, rules, "memory", null, List.of(
                     new Shape("memory", "bench", "memory", 1),
                     new Shape("memory", "bench", "memory", many))));
+        }
+        if (context.selected("sluice", ALGORITHM + "/eviction_flood")) {
+            rows.addAll(EvictionFlood.run(context, wrk, dir, rules));
         }
         if (context.selected("sluice", ALGORITHM + "/redis")) {
             if (!LocalRedis.onPath("redis-server")) {
@@ -198,7 +204,7 @@ public final class ServerSuite implements Suite {
      * many-keys shape, for at least half of {@link #serverWarmupSeconds} and at most all of it, until a step is
      * within 5% of the one before.
      */
-    private static void warmUp(BenchContext context, Wrk wrk, ServeProcess server, int connections)
+    static void warmUp(BenchContext context, Wrk wrk, ServeProcess server, int connections)
             throws IOException, InterruptedException {
         Profile profile = context.profile();
         int budget = serverWarmupSeconds(profile);

@@ -24,7 +24,8 @@ final class Wrk {
     private final String executable;
     private final Path script;
     private final Path logDir;
-    private int runs;
+    /** Runs so far, for the log file names; the eviction flood runs two at once. */
+    private final java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
 
     private Wrk(String executable, Path script, Path logDir) {
         this.executable = executable;
@@ -85,7 +86,7 @@ final class Wrk {
      */
     Result run(String baseUrl, int connections, int seconds, String rule, int keys, String prefix)
             throws IOException, InterruptedException {
-        Path log = logDir.resolve(String.format("wrk-%03d.txt", ++runs));
+        Path log = logDir.resolve(String.format("wrk-%03d.txt", runs.incrementAndGet()));
         Process process = new ProcessBuilder(executable, "-t1", "-c" + connections, "-d" + seconds + "s",
                 "--timeout", "10s", "-s", script.toString(), baseUrl, "--", rule, Integer.toString(keys), prefix)
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();

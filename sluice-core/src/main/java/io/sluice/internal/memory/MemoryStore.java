@@ -12,20 +12,20 @@ import io.sluice.internal.algorithm.Arith;
 import io.sluice.internal.algorithm.Step;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.Arrays;
-import java.util.Iterator;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The in-memory store: each key's state is one immutable {@link Entry} in an {@link AtomicReference}, replaced
  * by compare-and-set after a pure evaluation, so there is no lock at all and decisions on one key are
  * linearizable. See {@link io.sluice.MemoryStoreBuilder} for the memory and eviction rules.
+ *
+ * <p>No request pays for a whole-table pass: the sweep of expired keys and the eviction past {@code maxKeys}
+ * both move one {@link EvictionCursor} a few keys at a time (see {@link #sweepStep} and {@link #evict}).
  *
  * <p>Removal races are closed with a tombstone: a sweep first swaps a key's entry to {@link #DEAD} and only
  * then removes the key, and a decision that meets {@code DEAD} looks the key up again. So no decision is ever
@@ -52,8 +52,8 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li><b>A shared counter written by every decision</b>: the sweep used to be paced by one
  *       {@code AtomicLong} incremented per decision, a cache line that two threads on distinct keys fought
  *       over. Each thread now counts in its own slot and adds to the shared count every 64 decisions (see
- *       {@link #maybeSweep}); the key count is a {@link LongAdder}. The pacing stays "every
- *       {@code max(4096, keys)} decisions", to within 64.
+ *       {@link #maybeSweep}); the key count is a {@link LongAdder}. A lap of the sweep starts at most
+ *       every {@code max(4096, keys)} decisions, to within 64.
  *   <li><b>A map lookup and a rule comparison per decision</b>: the namespace of the last rule decided is kept
  *       in a field; it is used only when its compiled rule is the very {@link Rule} object passed in, which is
  *       exactly when the lookup and {@link #compiled} would have returned it.
@@ -84,6 +84,9 @@ public final class MemoryStore implements Store {
 
     private static final Entry DEAD = new Entry(null, new Object[0], null, Long.MIN_VALUE);
     private static final int MIN_SWEEP_INTERVAL = 4096;
+    /** Keys looked at per eviction; see {@link #evict}. */
+    static final int EVICTION_SAMPLE = 8;
+    private static final int MAX_EVICTION_ROUNDS = 8;
 
     /*
      * Pacing the sweep without a shared counter per decision. Each thread counts its decisions in its own slot
@@ -103,7 +106,13 @@ public final class MemoryStore implements Store {
     /** Keys held: a LongAdder, as threads that create and sweep keys on their own shares would contend on one cell. */
     private final LongAdder keys = new LongAdder();
     private final AtomicLong decisionsSinceSweep = new AtomicLong();
-    private final AtomicBoolean sweeping = new AtomicBoolean();
+    /**
+     * Held by the thread that sweeps or evicts: it alone moves {@link #cursor}. A sweep tries it and skips when
+     * it is taken; an eviction waits for it, so that every insertion past {@code maxKeys} evicts (a flood from
+     * many threads cannot outrun one evicting thread), and the wait is for a few samples, never a whole pass.
+     */
+    private final ReentrantLock sweeping = new ReentrantLock();
+    private final EvictionCursor cursor = new EvictionCursor();
     /** Decisions per thread slot (see above); slot i is at index (i + 1) · SLOT_STRIDE, clear of the header. */
     private final long[] decisionsBySlot = new long[(COUNT_SLOTS + 2) * SLOT_STRIDE];
     /** The namespace of the last rule decided, so a limiter's rule finds it without a map lookup. */
@@ -133,8 +142,8 @@ public final class MemoryStore implements Store {
     }
 
     /** The keys of one rule name and the latest compiled version of that rule. */
-    private static final class Namespace {
-        final ConcurrentHashMap<String, AtomicReference<Entry>> keys = new ConcurrentHashMap<>();
+    static final class Namespace {
+        final ConcurrentHashMap<String, Holder> keys = new ConcurrentHashMap<>();
         volatile CompiledRule compiled;
 
         Namespace(CompiledRule compiled) {
@@ -227,10 +236,10 @@ public final class MemoryStore implements Store {
         if (holder == null) {
             // A key's holder is created only when there is state to keep: peeks and rejections of
             // unknown keys leave nothing behind.
-            if (ns.keys.putIfAbsent(key, new AtomicReference<>(entry)) == null) {
+            if (ns.keys.putIfAbsent(key, new Holder(key, entry)) == null) {
                 keys.increment();
                 if (keys.sum() > maxKeys) {
-                    sweep(true);
+                    evict();
                 }
                 return true;
             }
@@ -383,75 +392,97 @@ public final class MemoryStore implements Store {
         long counted = ++decisionsBySlot[slot];
         if ((counted & (SWEEP_BATCH - 1)) == 0) {
             long since = decisionsSinceSweep.addAndGet(SWEEP_BATCH);
-            if (since >= Math.max(MIN_SWEEP_INTERVAL, keys.sum())) {
-                sweep(false);
+            // A lap that is under way goes on by one batch; a new lap waits for max(4096, keys) decisions since
+            // the last one began, so a small store is not walked (and its iterators allocated) every batch.
+            // midLap() is read without the lock: a stale answer only moves a step by one batch.
+            if (cursor.midLap() || since >= Math.max(MIN_SWEEP_INTERVAL, keys.sum())) {
+                sweepStep();
             }
+        }
+    }
+
+    /** Examines the next {@link #SWEEP_BATCH} keys of the cursor's lap and drops those that have expired. */
+    private void sweepStep() {
+        if (!sweeping.tryLock()) {
+            return;
+        }
+        try {
+            if (!cursor.midLap()) {
+                decisionsSinceSweep.set(0);
+            }
+            long now = clock.nowMicros();
+            for (int i = 0; i < SWEEP_BATCH; i++) {
+                Holder holder = cursor.next(namespaces.values());
+                if (holder == null) {
+                    break;
+                }
+                Entry entry = holder.get();
+                if (entry != DEAD && (entry == null || now >= entry.expiresAt())) {
+                    drop(cursor.map(), holder, entry);
+                }
+            }
+        } finally {
+            sweeping.unlock();
         }
     }
 
     /**
-     * Drops every expired key; with {@code overCapacity}, then drops the keys closest to expiring until 90% of
-     * {@code maxKeys} remain. One sweep runs at a time; others skip it.
+     * Called after an insertion took the store past {@code maxKeys}: evicts until {@code maxKeys} keys remain.
+     * Each eviction looks at the next {@link #EVICTION_SAMPLE} keys of the cursor and drops every expired one
+     * among them or, if none had expired, the one whose state expires first (Redis's {@code volatile-ttl}
+     * policy samples the same way). Every insertion past {@code maxKeys} waits its turn for the cursor, so the
+     * store exceeds {@code maxKeys} by no more than the insertions racing one another; a turn lasts at most
+     * {@link #MAX_EVICTION_ROUNDS} rounds (it may evict for a racing insertion too), so no request examines more
+     * than {@code EVICTION_SAMPLE · MAX_EVICTION_ROUNDS} keys.
      */
-    private void sweep(boolean overCapacity) {
-        if (!sweeping.compareAndSet(false, true)) {
-            return;
-        }
+    private void evict() {
+        sweeping.lock();
         try {
-            decisionsSinceSweep.set(0);
             long now = clock.nowMicros();
-            for (Namespace ns : namespaces.values()) {
-                for (Iterator<Map.Entry<String, AtomicReference<Entry>>> it = ns.keys.entrySet().iterator(); it.hasNext(); ) {
-                    Map.Entry<String, AtomicReference<Entry>> e = it.next();
-                    Entry entry = e.getValue().get();
-                    if (entry != DEAD && (entry == null || now >= entry.expiresAt()) && killIf(e.getValue(), entry)) {
-                        ns.keys.remove(e.getKey(), e.getValue());
-                        keys.decrement();
+            for (int round = 0; round < MAX_EVICTION_ROUNDS && keys.sum() > maxKeys; round++) {
+                Holder earliest = null;
+                Entry earliestEntry = null;
+                ConcurrentHashMap<String, Holder> earliestMap = null;
+                boolean droppedExpired = false;
+                int lapEnds = 0;
+                for (int seen = 0; seen < EVICTION_SAMPLE && lapEnds < 2; ) {
+                    Holder holder = cursor.next(namespaces.values());
+                    if (holder == null) {
+                        lapEnds++; // two in one sample: the store holds fewer keys than a sample
+                        continue;
+                    }
+                    seen++;
+                    Entry entry = holder.get();
+                    if (entry == DEAD) {
+                        continue;
+                    }
+                    if (entry == null || now >= entry.expiresAt()) {
+                        droppedExpired |= drop(cursor.map(), holder, entry);
+                    } else if (earliestEntry == null || entry.expiresAt() < earliestEntry.expiresAt()) {
+                        earliest = holder;
+                        earliestEntry = entry;
+                        earliestMap = cursor.map();
                     }
                 }
-            }
-            long target = maxKeys - maxKeys / 10;
-            if (overCapacity && keys.sum() > target) {
-                evictClosestToExpiry(keys.sum() - target);
+                if (!droppedExpired && earliest != null) {
+                    drop(earliestMap, earliest, earliestEntry);
+                }
             }
         } finally {
-            sweeping.set(false);
+            sweeping.unlock();
         }
     }
 
-    private static boolean killIf(AtomicReference<Entry> holder, Entry expected) {
-        return holder.compareAndSet(expected, DEAD);
-    }
-
-    private void evictClosestToExpiry(long count) {
-        long[] expiries = new long[(int) Math.min(Integer.MAX_VALUE - 8, keys.sum() + 1024)];
-        int n = 0;
-        for (Namespace ns : namespaces.values()) {
-            for (AtomicReference<Entry> holder : ns.keys.values()) {
-                Entry entry = holder.get();
-                if (entry != null && entry != DEAD && n < expiries.length) {
-                    expiries[n++] = entry.expiresAt();
-                }
-            }
+    /**
+     * Removes the holder's key if the holder still holds {@code expected}; true when this call removed it. The
+     * holder is swapped to {@link #DEAD} first, so a decision that read it before cannot commit into it.
+     */
+    private boolean drop(ConcurrentHashMap<String, Holder> map, Holder holder, Entry expected) {
+        if (holder.compareAndSet(expected, DEAD)) {
+            map.remove(holder.key, holder);
+            keys.decrement();
+            return true;
         }
-        if (n == 0) {
-            return;
-        }
-        long[] sorted = Arrays.copyOf(expiries, n);
-        Arrays.sort(sorted);
-        long threshold = sorted[(int) Math.min(n - 1, count - 1)];
-        long evicted = 0;
-        for (Namespace ns : namespaces.values()) {
-            for (Iterator<Map.Entry<String, AtomicReference<Entry>>> it = ns.keys.entrySet().iterator();
-                 it.hasNext() && evicted < count; ) {
-                Map.Entry<String, AtomicReference<Entry>> e = it.next();
-                Entry entry = e.getValue().get();
-                if (entry != null && entry != DEAD && entry.expiresAt() <= threshold && killIf(e.getValue(), entry)) {
-                    ns.keys.remove(e.getKey(), e.getValue());
-                    keys.decrement();
-                    evicted++;
-                }
-            }
-        }
+        return false;
     }
 }

@@ -91,7 +91,9 @@ class MemoryStoreTest {
         }
         assertThat(store.size()).isEqualTo(10_000);
         now.addAndGet(1_000_000);
-        for (int i = 0; i < 10_000; i++) {
+        // The documented bound: every key is examined within 2 · max(4096, keys) decisions (the lap under way
+        // ends, the next one reaches the key), to within a batch of 64.
+        for (int i = 0; i < 2 * 10_001 + 64; i++) {
             limiter.tryAcquire("hot");
         }
         assertThat(store.size()).isEqualTo(1);
@@ -110,6 +112,64 @@ class MemoryStoreTest {
         }
         // The day-long key expires last, so eviction never chose it: it still rejects.
         assertThat(longLived.tryAcquire("keep").allowed()).isFalse();
+    }
+
+    @Test
+    void eachInsertionPastMaxKeysEvictsOnlyWhatTakesTheStoreBackToMaxKeys() {
+        MemoryStore store = store(1_000);
+        RateLimiter limiter = limiter(store, 1, Duration.ofHours(1));
+        for (int i = 0; i < 5_000; i++) {
+            limiter.tryAcquire("k" + i);
+            // No batch down to a fraction of maxKeys (a whole-table pass, sort included, on one request): every
+            // key is live, so each insertion beyond 1,000 evicts exactly one.
+            assertThat(store.size()).isEqualTo(Math.min(i + 1, 1_000));
+        }
+    }
+
+    @Test
+    void expiredKeysLeaveAFewAtATimeNeverInOnePassOnOneRequest() {
+        MemoryStore store = store(1_000_000);
+        RateLimiter limiter = limiter(store, 1, Duration.ofSeconds(1));
+        for (int i = 0; i < 10_000; i++) {
+            limiter.tryAcquire("k" + i);
+        }
+        now.addAndGet(1_000_000);
+        long before = store.size();
+        for (int i = 0; i < 3 * 10_001; i++) {
+            limiter.tryAcquire("hot");
+            long size = store.size();
+            // One decision sweeps at most one batch of 64 keys, whatever the store holds.
+            assertThat(before - size).isLessThanOrEqualTo(64);
+            before = size;
+        }
+        assertThat(store.size()).isEqualTo(1);
+    }
+
+    @Test
+    void aFloodOfNewKeysFromManyThreadsKeepsTheStoreNearMaxKeysAndALongLimitedKeyRejected() throws Exception {
+        MemoryStore store = store(2_000);
+        RateLimiter daily = RateLimiter.builder(Rule.of("daily", FixedWindow.of(1, Duration.ofDays(1))))
+                .store(store).build();
+        RateLimiter flood = limiter(store, 1, Duration.ofSeconds(1));
+        assertThat(daily.tryAcquire("victim").allowed()).isTrue();
+        int threads = 4;
+        Thread[] workers = new Thread[threads];
+        for (int t = 0; t < threads; t++) {
+            int id = t;
+            workers[t] = new Thread(() -> {
+                for (int i = 0; i < 20_000; i++) {
+                    flood.tryAcquire(id + ":" + i);
+                }
+            });
+            workers[t].start();
+        }
+        for (Thread worker : workers) {
+            worker.join();
+        }
+        // Racing insertions may each leave one key over while another thread holds the cursor.
+        assertThat(store.size()).isBetween(1_000L, 2_000L + threads);
+        // The victim's state expires a day after every flood key's: no sample ever chose it.
+        assertThat(daily.tryAcquire("victim").allowed()).isFalse();
     }
 
     @Test
