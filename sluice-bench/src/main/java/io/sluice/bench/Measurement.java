@@ -80,8 +80,8 @@ public record Measurement(
     public Measurement withVariant(String variant) {
         return new Measurement(suite, system, variant, mode, algorithm, config, keys, threads, inFlight, decisionsPerS,
                 p50Us, p99Us, nsPerOp, nsPerOpError, allocBytesPerOp, admittedFraction, redisCpuUsPerDecision,
-                redisCmdsPerDecision, redisCommandsPerDecision, bytesPerKey, usedMemoryBytesPerKey, overAdmitted, runs,
-                note);
+                redisCmdsPerDecision, redisCommandsPerDecision, bytesPerKey, usedMemoryBytesPerKey, overAdmitted,
+                rssBeforeMb, rssAfterMb, runs, note);
     }
 
     /** Whether a measured value is present (a row may only carry a note). */
