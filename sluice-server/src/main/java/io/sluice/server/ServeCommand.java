@@ -47,7 +47,7 @@ public final class ServeCommand {
             "  --bind ADDRESS     the address to listen on (default 127.0.0.1: this machine only)",
             "  --http-port PORT   HTTP port (default 8080; 0 picks a free one)",
             "  --grpc-port PORT   gRPC port (default 8081; 0 picks a free one; the HTTP port's number shares it)",
-            "  --config FILE      a YAML file with these settings and more (see the README)",
+            "  --config FILE      a YAML file with these settings and more (docs/reference/settings.md)",
             "  --token TOKEN      require 'Authorization: Bearer TOKEN' on every API call",
             "  --token-file FILE  ... with the token read from FILE (it stays out of ps)",
             "  --tls-cert FILE    serve TLS with this PEM certificate chain ...",
