@@ -7,6 +7,7 @@ import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.sluice.testkit.redis.RedisServer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -59,7 +60,8 @@ class LauncherJarIT {
             try (InputStream in = jar.getInputStream(jar.getEntry("META-INF/NOTICE"))) {
                 String notice = new String(in.readAllBytes(), StandardCharsets.UTF_8);
                 // One file carrying the notices of several dependencies, not the last one copied.
-                assertThat(notice).contains("Netty").contains("Jackson");
+                assertThat(notice.strip()).startsWith("Sluice").contains("the Sluice authors")
+                        .contains("Jackson JSON processor").contains("Micrometer");
             }
             assertThat(jar.getEntry("io/envoyproxy/envoy/service/ratelimit/v3/RateLimitServiceGrpc.class"))
                     .isNotNull();
@@ -109,6 +111,27 @@ class LauncherJarIT {
         assertThat(s.stderr).as("stderr of sluice serve")
                 .noneMatch(line -> line.contains("WARN"))
                 .noneMatch(line -> line.contains("SLF4J"));
+    }
+
+    @Test
+    void decidesOnRedisWithNoWarningOnStderr() throws Exception {
+        try (RedisServer redis = RedisServer.start()) {
+            Served s = Served.start("serve", "--store", redis.uri());
+            try {
+                HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+                HttpResponse<String> check = http.send(HttpRequest.newBuilder(URI.create(s.base() + "/v1/check"))
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"rule\": \"api\", \"key\": \"user:1\"}"))
+                        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(check.statusCode()).as(check.body()).isEqualTo(200);
+                assertThat(check.body()).startsWith("{\"allowed\":true");
+            } finally {
+                s.stop();
+            }
+            List<String> all = new ArrayList<>(s.stdout);
+            all.addAll(s.stderr);
+            assertThat(all).anyMatch(line -> line.startsWith("sluice serve: store redis"));
+            assertThat(s.stderr).as("stderr of sluice serve").noneMatch(line -> line.contains("WARN"));
+        }
     }
 
     @Test

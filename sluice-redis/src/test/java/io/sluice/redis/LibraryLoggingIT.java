@@ -32,7 +32,7 @@ class LibraryLoggingIT {
         byte[] stderr = p.getErrorStream().readAllBytes();
         String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).isZero();
+        assertThat(p.exitValue()).as(new String(stderr, StandardCharsets.UTF_8)).isZero();
         assertThat(stdout).isEqualTo("allowed=true" + System.lineSeparator());
         assertThat(new String(stderr, StandardCharsets.UTF_8)).as("stderr").isEmpty();
     }

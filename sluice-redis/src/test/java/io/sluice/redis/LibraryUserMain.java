@@ -16,7 +16,7 @@ public final class LibraryUserMain {
 
     public static void main(String[] args) {
         Rule rule = Rule.of("api", FixedWindow.of(10, Duration.ofMinutes(1)).named("per_minute"));
-        try (RedisStore store = RedisStore.builder().uri(args[0]).build();
+        try (RedisStore store = RedisStore.builder().uri(args[0]).timeout(Duration.ofSeconds(10)).build();
              RateLimiter limiter = RateLimiter.builder(rule).store(store).build()) {
             Decision d = limiter.tryAcquire("key:1");
             System.out.println("allowed=" + d.allowed());

@@ -8,7 +8,6 @@ import com.linecorp.armeria.common.HttpStatus;
 import com.linecorp.armeria.common.MediaType;
 import com.linecorp.armeria.common.RequestHeaders;
 import com.linecorp.armeria.common.SessionProtocol;
-import com.linecorp.armeria.common.grpc.GrpcJsonMarshaller;
 import com.linecorp.armeria.server.GracefulShutdown;
 import com.linecorp.armeria.server.HttpService;
 import com.linecorp.armeria.server.Route;
@@ -86,9 +85,6 @@ public final class SluiceServer implements AutoCloseable {
         BearerAuth auth = settings.token() == null ? null : new BearerAuth(settings.token(), metrics);
 
         GrpcServiceBuilder grpcService = GrpcService.builder()
-                // application/grpc+json through protobuf-java-util's JsonFormat (the /json endpoint's mapper)
-                // rather than Armeria's default, whose library and Byte Buddy the server does not ship.
-                .jsonMarshallerFactory(service -> GrpcJsonMarshaller.ofGson())
                 .maxRequestMessageLength(grpcTransportLimit(settings))
                 .enableHealthCheckService(true)
                 .exceptionHandler(new MalformedGrpcRequests(settings.maxBodyBytes()));
