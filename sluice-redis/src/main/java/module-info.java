@@ -5,7 +5,6 @@ module io.sluice.redis {
     requires transitive lettuce.core;
     // Closing Lettuce's client resources returns a Netty future.
     requires io.netty.common;
-    requires org.slf4j;
 
     exports io.sluice.redis;
 }

@@ -63,6 +63,13 @@ public final class SluiceServer implements AutoCloseable {
     private final RuleReloader reloader;
     private final Server http;
     private final Server grpc;
+
+    /**
+     * SETTINGS_MAX_CONCURRENT_STREAMS on every HTTP/2 connection: the value Envoy's guidance for edge proxies
+     * recommends, far above what one Envoy or client keeps in flight per connection for rate-limit calls, and
+     * small enough that one connection cannot pin an unbounded number of requests.
+     */
+    static final int HTTP2_MAX_CONCURRENT_STREAMS = 100;
     private volatile boolean started;
 
     private SluiceServer(Settings settings, Store store, boolean ownsStore, ServerMetrics metrics,
@@ -262,6 +269,12 @@ public final class SluiceServer implements AutoCloseable {
         // The gRPC server keeps Armeria's default registry: two servers on one registry would register the
         // shared executors' gauges twice. Sluice's own gRPC metrics are recorded by the service either way.
         return sb.maxRequestLength(maxRequestLength)
+                // HTTP/2 abuse (CVE-2023-44487 "Rapid Reset", CVE-2025-55163 "MadeYouReset"): a finite stream
+                // count per connection, advertised in SETTINGS, instead of Armeria's unlimited default. Resets
+                // in either direction are further capped by Netty (the client's RST_STREAMs by Armeria's
+                // per-window limit; the server's own, provoked by malformed frames, by Netty's default encoder
+                // limit since 4.1.124), which answers a flood with GOAWAY and closes the connection.
+                .http2MaxStreamsPerConnection(HTTP2_MAX_CONCURRENT_STREAMS)
                 .disableServerHeader()
                 // Expected failures (a body over the limit) are answered, not errors worth a periodic warning.
                 .unloggedExceptionsReportInterval(Duration.ZERO)

@@ -11,8 +11,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The {@link RedisGate} of a Redis store: a circuit breaker, so that an outage costs a few timeouts and not one
@@ -56,7 +54,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class CircuitBreaker implements RedisGate {
 
-    private static final Logger log = LoggerFactory.getLogger(CircuitBreaker.class);
+    private static final Log log = Log.get(CircuitBreaker.class);
 
     /** The breaker's state and what it needs to refuse calls; immutable, replaced on every transition. */
     private sealed interface Phase permits Closed, Open, HalfOpen {

@@ -24,8 +24,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The {@link RedisStore} behind {@link RedisStore#builder()}: compiles rules for the script, builds each call's
@@ -34,7 +32,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class DefaultRedisStore implements RedisStore {
 
-    private static final Logger log = LoggerFactory.getLogger(DefaultRedisStore.class);
+    private static final Log log = Log.get(DefaultRedisStore.class);
 
     /** The most requests one coalesced call decides, so one script stays short (a few hundred µs at most). */
     static final int COALESCED_MAX_BATCH = 128;

@@ -19,8 +19,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * {@link Mode#leased() Leased mode} in the Redis store: strict local-first. Per (rule, key) a node holds a
@@ -123,7 +121,7 @@ final class Leases {
         CompletableFuture<Decision> lease(Rule rule, String key, long permits, boolean serverTime, long clientTime);
     }
 
-    private static final Logger log = LoggerFactory.getLogger(Leases.class);
+    private static final Log log = Log.get(Leases.class);
     private static final long MIN_SWEEP_INTERVAL_MICROS = 1_000_000;
 
     private final Caller caller;

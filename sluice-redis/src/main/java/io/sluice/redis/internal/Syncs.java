@@ -27,8 +27,6 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The synced mode ({@link io.sluice.Mode#synced}) of the Redis store: each (rule, key) is decided in process
@@ -85,7 +83,7 @@ final class Syncs implements AutoCloseable {
         List<CompletableFuture<List<Object>>> pipelined(List<ScriptCall> calls);
     }
 
-    private static final Logger log = LoggerFactory.getLogger(Syncs.class);
+    private static final Log log = Log.get(Syncs.class);
     /** How often the round thread looks at a client clock, which may be moved by hand (tests) or replayed. */
     private static final long CLIENT_CLOCK_POLL_MICROS = 5_000;
     private static final long CEILING = Limit.MAX_COUNT + 1;
