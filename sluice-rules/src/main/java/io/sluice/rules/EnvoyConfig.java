@@ -459,27 +459,7 @@ public final class EnvoyConfig {
         if (shareNode != null && !kind.equals("local_fallback")) {
             throw shareNode.error("applies to on_failure: local_fallback only; on_failure here is " + kind);
         }
-        switch (kind) {
-            case "raise":
-                return FailurePolicy.raise();
-            case "fail_open":
-                return FailurePolicy.failOpen();
-            case "fail_closed":
-                return FailurePolicy.failClosed();
-            case "local_fallback":
-                if (shareNode == null) {
-                    throw policyNode.error("local_fallback needs fallback_share: the share of each limit a node"
-                            + " enforces alone, in (0, 1], e.g. 0.25 for four nodes");
-                }
-                try {
-                    return FailurePolicy.localFallback(shareNode.number("a number in (0, 1]").doubleValue());
-                } catch (IllegalArgumentException e) {
-                    throw shareNode.error(e.getMessage());
-                }
-            default:
-                throw policyNode.error("unknown on_failure '" + kind
-                        + "'; expected one of raise, fail_open, fail_closed, local_fallback");
-        }
+        return RuleFile.failurePolicy(kind, shareNode, policyNode);
     }
 
     private static Level readLevel(String domain, String parentPath, Node node, List<RateLimit> limits,

@@ -286,6 +286,14 @@ public final class RuleFile {
         if (shareNode != null && !kind.equals("local_fallback")) {
             throw shareNode.error("applies to on_failure: local_fallback only; this rule's on_failure is " + kind);
         }
+        return failurePolicy(kind, shareNode, at);
+    }
+
+    /**
+     * The policy {@code on_failure: kind} names, with {@code fallback_share} for {@code local_fallback}; Sluice
+     * rule files and envoyproxy/ratelimit configurations read it alike. Errors point at {@code where}.
+     */
+    static FailurePolicy failurePolicy(String kind, Node shareNode, Node where) throws RuleFileException {
         switch (kind) {
             case "raise":
                 return FailurePolicy.raise();
@@ -295,7 +303,7 @@ public final class RuleFile {
                 return FailurePolicy.failClosed();
             case "local_fallback":
                 if (shareNode == null) {
-                    throw at.error("local_fallback needs fallback_share: the share of each limit a node enforces "
+                    throw where.error("local_fallback needs fallback_share: the share of each limit a node enforces "
                             + "alone, in (0, 1], e.g. 0.25 for four nodes");
                 }
                 try {
@@ -304,7 +312,7 @@ public final class RuleFile {
                     throw shareNode.error(e.getMessage());
                 }
             default:
-                throw at.error("unknown on_failure \"" + kind
+                throw where.error("unknown on_failure \"" + kind
                         + "\"; expected one of raise, fail_open, fail_closed, local_fallback");
         }
     }

@@ -329,6 +329,6 @@ class EnvoyCompatibilityTest {
                 .isEqualTo(FailurePolicy.failClosed());
         assertThat(c.match("d", List.of(new Entry("e", "1"))).onFailure()).isEqualTo(FailurePolicy.localFallback(0.5));
         assertThatThrownBy(() -> EnvoyConfig.parse("f.yaml", "domain: d\non_failure: sometimes\ndescriptors: []\n"))
-                .hasMessageContaining("on_failure").hasMessageContaining("unknown on_failure 'sometimes'");
+                .hasMessageContaining("on_failure").hasMessageContaining("unknown on_failure \"sometimes\"");
     }
 }

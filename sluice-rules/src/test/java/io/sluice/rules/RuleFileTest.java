@@ -320,8 +320,14 @@ class RuleFileTest {
         assertThat(limit.problem()).contains("well-formed Unicode").contains("U+D800");
         RuleFileException rule = parseError("bad.json", "{\"limits\": {\"a\": {\"algorithm\": \"gcra\","
                 + " \"limit\": 1, \"period\": \"1s\"}}, \"rules\": {\"api\\udc00\": {\"limits\": [\"a\"]}}}");
-        assertThat(rule.problem()).contains("unpaired surrogate U+DC00");
-        assertThat(rule.field()).startsWith("rules.api");
+        // Refused either by Sluice's check, naming the field, or (Jackson 2.23 and later, for an escape in a JSON
+        // field name) by the JSON parser itself, naming the surrogate: never read as "api?".
+        assertThat(rule).satisfiesAnyOf(
+                e -> {
+                    assertThat(e.problem()).contains("unpaired surrogate U+DC00");
+                    assertThat(e.field()).startsWith("rules.api");
+                },
+                e -> assertThat(e.problem()).containsIgnoringCase("surrogate").containsIgnoringCase("dc00"));
     }
 
     @Test
