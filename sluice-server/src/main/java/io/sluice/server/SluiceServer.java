@@ -271,9 +271,9 @@ public final class SluiceServer implements AutoCloseable {
         return sb.maxRequestLength(maxRequestLength)
                 // HTTP/2 abuse (CVE-2023-44487 "Rapid Reset", CVE-2025-55163 "MadeYouReset"): a finite stream
                 // count per connection, advertised in SETTINGS, instead of Armeria's unlimited default. Resets
-                // in either direction are further capped by Netty (the client's RST_STREAMs by Armeria's
-                // per-window limit; the server's own, provoked by malformed frames, by Netty's default encoder
-                // limit since 4.1.124), which answers a flood with GOAWAY and closes the connection.
+                // are further bounded by Netty (the client's RST_STREAMs by Armeria's per-window limit; the
+                // server's own, provoked by malformed frames, by Netty's limits since 4.1.124), which answers
+                // a flood with GOAWAY and closes the connection (Http2AbuseIT).
                 .http2MaxStreamsPerConnection(HTTP2_MAX_CONCURRENT_STREAMS)
                 .disableServerHeader()
                 // Expected failures (a body over the limit) are answered, not errors worth a periodic warning.
