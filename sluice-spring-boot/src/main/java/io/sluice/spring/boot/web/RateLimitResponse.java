@@ -89,8 +89,14 @@ public final class RateLimitResponse {
 
     /** The problem+json body of a 400 for a request whose key or cost cannot be used. */
     public static String badRequest(String detail, String instance) {
-        StringBuilder s = new StringBuilder(160).append("{\"type\":\"about:blank\",\"title\":\"Bad Request\"")
-                .append(",\"status\":400,\"detail\":");
+        return problemJson(400, "Bad Request", detail, instance);
+    }
+
+    /** An RFC 9457 body of {@code about:blank} type: status, title, detail and the request's path. */
+    static String problemJson(int status, String title, String detail, String instance) {
+        StringBuilder s = new StringBuilder(160).append("{\"type\":\"about:blank\",\"title\":");
+        string(s, title);
+        s.append(",\"status\":").append(status).append(",\"detail\":");
         string(s, detail);
         if (instance != null) {
             s.append(",\"instance\":");

@@ -21,7 +21,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * and a problem+json body and goes no further; an admitted one carries the fields too unless
  * {@code sluice.web.admitted-headers=false}. A request whose key or cost cannot be used gets 400. Decisions are
  * synchronous on the request thread (a Redis store's round trip included); store failures follow each rule's
- * failure policy, and with {@code raise} propagate as the servlet container's 500.
+ * failure policy; with {@code raise}, a store out of reach is answered 503 (problem+json, naming neither the store
+ * nor its address) and any other failure propagates as the servlet container's 500.
  */
 public class SluiceServletFilter extends OncePerRequestFilter {
 
@@ -52,6 +53,12 @@ public class SluiceServletFilter extends OncePerRequestFilter {
             decision = limiter.tryAcquire(route.key(view), route.cost(view));
         } catch (InvalidRequestException e) {
             write(response, 400, Map.of(), RateLimitResponse.badRequest(e.getMessage(), path));
+            return;
+        } catch (RuntimeException e) {
+            if (!StoreUnavailable.is(e)) {
+                throw e;
+            }
+            write(response, 503, Map.of(), StoreUnavailable.problem(path));
             return;
         }
         if (decision.allowed()) {

@@ -73,7 +73,8 @@ public class SluiceWebFilter implements WebFilter, Ordered {
                         }
                         return write(exchange.getResponse(), RateLimitResponse.STATUS, headers,
                                 RateLimitResponse.problem(limiter.rule(), decision, path));
-                    });
+                    }).onErrorResume(e -> StoreUnavailable.is(e) && !exchange.getResponse().isCommitted(),
+                            e -> write(exchange.getResponse(), 503, Map.of(), StoreUnavailable.problem(path)));
                 });
     }
 
