@@ -31,12 +31,12 @@ public record Concurrency(String name, long maxConcurrent, Duration leaseTtl) im
     }
 
     public static Concurrency of(long maxConcurrent, Duration leaseTtl) {
-        return new Concurrency("concurrency", maxConcurrent, leaseTtl);
+        return new Concurrency(AlgorithmName.CONCURRENCY.text(), maxConcurrent, leaseTtl);
     }
 
     @Override
     public String algorithm() {
-        return "concurrency";
+        return AlgorithmName.CONCURRENCY.text();
     }
 
     @Override

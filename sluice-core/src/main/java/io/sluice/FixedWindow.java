@@ -41,12 +41,12 @@ public record FixedWindow(String name, long limit, Duration window, Align align,
 
     /** {@code limit} permits per epoch-aligned {@code window}, counting admitted requests only. */
     public static FixedWindow of(long limit, Duration window) {
-        return new FixedWindow("fixed_window", limit, window, Align.EPOCH, false);
+        return new FixedWindow(AlgorithmName.FIXED_WINDOW.text(), limit, window, Align.EPOCH, false);
     }
 
     @Override
     public String algorithm() {
-        return "fixed_window";
+        return AlgorithmName.FIXED_WINDOW.text();
     }
 
     @Override

@@ -40,12 +40,12 @@ public record Gcra(String name, long limit, Duration period, long burst) impleme
 
     /** {@code limit} per {@code period} with a burst of {@code limit} (redis_rate's {@code PerSecond} etc.). */
     public static Gcra of(long limit, Duration period) {
-        return new Gcra("gcra", limit, period, limit);
+        return new Gcra(AlgorithmName.GCRA.text(), limit, period, limit);
     }
 
     @Override
     public String algorithm() {
-        return "gcra";
+        return AlgorithmName.GCRA.text();
     }
 
     @Override

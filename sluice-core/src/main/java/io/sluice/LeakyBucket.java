@@ -41,12 +41,12 @@ public record LeakyBucket(String name, long limit, Duration period, long burst, 
 
     /** nginx {@code limit_req} with {@code rate=limit/period} and no burst. */
     public static LeakyBucket of(long limit, Duration period) {
-        return new LeakyBucket("leaky_bucket", limit, period, 0, false, 0);
+        return new LeakyBucket(AlgorithmName.LEAKY_BUCKET.text(), limit, period, 0, false, 0);
     }
 
     @Override
     public String algorithm() {
-        return "leaky_bucket";
+        return AlgorithmName.LEAKY_BUCKET.text();
     }
 
     @Override

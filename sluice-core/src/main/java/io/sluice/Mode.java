@@ -1,9 +1,11 @@
 package io.sluice;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * How a rule is enforced by a shared store such as Redis: every decision in the store ({@link #exact()}, the
@@ -41,10 +43,11 @@ public final class Mode {
     public static final Duration MAX_INTERVAL = Duration.ofHours(1);
 
     /** Algorithms whose permits can be leased: those that grant now without reserving or handing out ids. */
-    public static final Set<String> LEASABLE = Set.of("fixed_window", "sliding_log", "sliding_window",
-            "rolling_window", "token_bucket", "gcra", "refresh_period");
+    public static final Set<String> LEASABLE = names(AlgorithmName.FIXED_WINDOW,
+            AlgorithmName.SLIDING_LOG, AlgorithmName.SLIDING_WINDOW, AlgorithmName.ROLLING_WINDOW,
+            AlgorithmName.TOKEN_BUCKET, AlgorithmName.GCRA, AlgorithmName.REFRESH_PERIOD);
     /** Algorithms whose stored state can absorb a node's pushed increments: the window counters. */
-    public static final Set<String> SYNCABLE = Set.of("fixed_window", "sliding_window");
+    public static final Set<String> SYNCABLE = names(AlgorithmName.FIXED_WINDOW, AlgorithmName.SLIDING_WINDOW);
 
     private static final Mode EXACT = new Mode(Kind.EXACT, DEFAULT_LEASE_TTL, 0, DEFAULT_SYNC_INTERVAL);
     private static final Mode COALESCED = new Mode(Kind.COALESCED, DEFAULT_LEASE_TTL, 0, DEFAULT_SYNC_INTERVAL);
@@ -171,6 +174,10 @@ public final class Mode {
             throw new IllegalArgumentException(field + " applies to mode " + required.name().toLowerCase(
                     java.util.Locale.ROOT) + ", not " + name());
         }
+    }
+
+    private static Set<String> names(AlgorithmName... algorithms) {
+        return Arrays.stream(algorithms).map(AlgorithmName::text).collect(Collectors.toUnmodifiableSet());
     }
 
     private static Duration checkInterval(Duration d, String field) {

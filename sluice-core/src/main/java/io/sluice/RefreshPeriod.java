@@ -43,12 +43,12 @@ public record RefreshPeriod(String name, long limitForPeriod, Duration refreshPe
 
     /** {@code limitForPeriod} per {@code refreshPeriod}, Resilience4j's default timeout of 5 seconds. */
     public static RefreshPeriod of(long limitForPeriod, Duration refreshPeriod) {
-        return new RefreshPeriod("refresh_period", limitForPeriod, refreshPeriod, Duration.ofSeconds(5));
+        return new RefreshPeriod(AlgorithmName.REFRESH_PERIOD.text(), limitForPeriod, refreshPeriod, Duration.ofSeconds(5));
     }
 
     @Override
     public String algorithm() {
-        return "refresh_period";
+        return AlgorithmName.REFRESH_PERIOD.text();
     }
 
     @Override

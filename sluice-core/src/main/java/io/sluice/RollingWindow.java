@@ -41,12 +41,12 @@ public record RollingWindow(String name, long limit, Duration window, Duration b
     }
 
     public static RollingWindow of(long limit, Duration window, Duration bucket) {
-        return new RollingWindow("rolling_window", limit, window, bucket);
+        return new RollingWindow(AlgorithmName.ROLLING_WINDOW.text(), limit, window, bucket);
     }
 
     @Override
     public String algorithm() {
-        return "rolling_window";
+        return AlgorithmName.ROLLING_WINDOW.text();
     }
 
     @Override

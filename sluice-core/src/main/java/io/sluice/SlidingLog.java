@@ -40,12 +40,12 @@ public record SlidingLog(String name, long limit, Duration window, Duration minG
 
     /** {@code limit} permits in any {@code window}, no minimum gap, rejected attempts not logged. */
     public static SlidingLog of(long limit, Duration window) {
-        return new SlidingLog("sliding_log", limit, window, Duration.ZERO, false);
+        return new SlidingLog(AlgorithmName.SLIDING_LOG.text(), limit, window, Duration.ZERO, false);
     }
 
     @Override
     public String algorithm() {
-        return "sliding_log";
+        return AlgorithmName.SLIDING_LOG.text();
     }
 
     @Override

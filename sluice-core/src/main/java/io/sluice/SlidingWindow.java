@@ -27,12 +27,12 @@ public record SlidingWindow(String name, long limit, Duration window) implements
     }
 
     public static SlidingWindow of(long limit, Duration window) {
-        return new SlidingWindow("sliding_window", limit, window);
+        return new SlidingWindow(AlgorithmName.SLIDING_WINDOW.text(), limit, window);
     }
 
     @Override
     public String algorithm() {
-        return "sliding_window";
+        return AlgorithmName.SLIDING_WINDOW.text();
     }
 
     @Override

@@ -35,12 +35,12 @@ public record SmoothBursty(String name, double permitsPerSecond, double maxBurst
 
     /** Guava's {@code RateLimiter.create(permitsPerSecond)}: one second of burst. */
     public static SmoothBursty of(double permitsPerSecond) {
-        return new SmoothBursty("smooth_bursty", permitsPerSecond, 1.0);
+        return new SmoothBursty(AlgorithmName.SMOOTH_BURSTY.text(), permitsPerSecond, 1.0);
     }
 
     @Override
     public String algorithm() {
-        return "smooth_bursty";
+        return AlgorithmName.SMOOTH_BURSTY.text();
     }
 
     @Override

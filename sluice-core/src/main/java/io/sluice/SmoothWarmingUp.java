@@ -34,12 +34,12 @@ public record SmoothWarmingUp(String name, double permitsPerSecond, Duration war
 
     /** Guava's {@code RateLimiter.create(permitsPerSecond, warmupPeriod)}: cold factor 3. */
     public static SmoothWarmingUp of(double permitsPerSecond, Duration warmup) {
-        return new SmoothWarmingUp("smooth_warming_up", permitsPerSecond, warmup, 3.0);
+        return new SmoothWarmingUp(AlgorithmName.SMOOTH_WARMING_UP.text(), permitsPerSecond, warmup, 3.0);
     }
 
     @Override
     public String algorithm() {
-        return "smooth_warming_up";
+        return AlgorithmName.SMOOTH_WARMING_UP.text();
     }
 
     @Override

@@ -66,7 +66,7 @@ public record TokenBucket(String name, long capacity, long refillTokens, Duratio
 
     /** A full bucket of {@code capacity} refilled greedily by {@code refillTokens} per {@code refillPeriod}. */
     public static TokenBucket of(long capacity, long refillTokens, Duration refillPeriod) {
-        return new TokenBucket("token_bucket", capacity, refillTokens, refillPeriod, Refill.GREEDY, capacity);
+        return new TokenBucket(AlgorithmName.TOKEN_BUCKET.text(), capacity, refillTokens, refillPeriod, Refill.GREEDY, capacity);
     }
 
     static long gcd(long a, long b) {
@@ -80,7 +80,7 @@ public record TokenBucket(String name, long capacity, long refillTokens, Duratio
 
     @Override
     public String algorithm() {
-        return "token_bucket";
+        return AlgorithmName.TOKEN_BUCKET.text();
     }
 
     @Override

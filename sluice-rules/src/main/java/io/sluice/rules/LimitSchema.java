@@ -1,5 +1,6 @@
 package io.sluice.rules;
 
+import io.sluice.AlgorithmName;
 import io.sluice.Concurrency;
 import io.sluice.FixedWindow;
 import io.sluice.Gcra;
@@ -69,7 +70,7 @@ final class LimitSchema {
     private static final Map<String, LimitSchema> ALGORITHMS = new LinkedHashMap<>();
 
     static {
-        define("fixed_window", List.of("limit", "window"),
+        define(AlgorithmName.FIXED_WINDOW, List.of("limit", "window"),
                 List.of(count("limit"), duration("window"), choice("align", FixedWindow.Align.values()),
                         bool("count_rejected")),
                 (name, v) -> new FixedWindow(name, v.count("limit"), v.duration("window"),
@@ -80,7 +81,7 @@ final class LimitSchema {
                     return params("limit", f.limit(), "window", f.window(), "align", word(f.align()),
                             "count_rejected", f.countRejected());
                 });
-        define("sliding_log", List.of("limit", "window"),
+        define(AlgorithmName.SLIDING_LOG, List.of("limit", "window"),
                 List.of(count("limit"), duration("window"), duration("min_gap"), bool("count_rejected")),
                 (name, v) -> new SlidingLog(name, v.count("limit"), v.duration("window"),
                         v.duration("min_gap", Duration.ZERO), v.bool("count_rejected", false)),
@@ -89,21 +90,21 @@ final class LimitSchema {
                     return params("limit", s.limit(), "window", s.window(), "min_gap", s.minGap(),
                             "count_rejected", s.countRejected());
                 });
-        define("sliding_window", List.of("limit", "window"),
+        define(AlgorithmName.SLIDING_WINDOW, List.of("limit", "window"),
                 List.of(count("limit"), duration("window")),
                 (name, v) -> new SlidingWindow(name, v.count("limit"), v.duration("window")),
                 l -> {
                     SlidingWindow s = (SlidingWindow) l;
                     return params("limit", s.limit(), "window", s.window());
                 });
-        define("rolling_window", List.of("limit", "window", "bucket"),
+        define(AlgorithmName.ROLLING_WINDOW, List.of("limit", "window", "bucket"),
                 List.of(count("limit"), duration("window"), duration("bucket")),
                 (name, v) -> new RollingWindow(name, v.count("limit"), v.duration("window"), v.duration("bucket")),
                 l -> {
                     RollingWindow r = (RollingWindow) l;
                     return params("limit", r.limit(), "window", r.window(), "bucket", r.bucket());
                 });
-        define("token_bucket", List.of("capacity", "refill_tokens", "refill_period"),
+        define(AlgorithmName.TOKEN_BUCKET, List.of("capacity", "refill_tokens", "refill_period"),
                 List.of(count("capacity"), count("refill_tokens"), duration("refill_period"),
                         choice("refill", TokenBucket.Refill.values()), count("initial_tokens")),
                 (name, v) -> new TokenBucket(name, v.count("capacity"), v.count("refill_tokens"),
@@ -115,7 +116,7 @@ final class LimitSchema {
                     return params("capacity", t.capacity(), "refill_tokens", t.refillTokens(), "refill_period",
                             t.refillPeriod(), "refill", word(t.refill()), "initial_tokens", t.initialTokens());
                 });
-        define("gcra", List.of("limit", "period"),
+        define(AlgorithmName.GCRA, List.of("limit", "period"),
                 List.of(count("limit"), duration("period"), count("burst")),
                 (name, v) -> new Gcra(name, v.count("limit"), v.duration("period"),
                         v.has("burst") ? v.count("burst") : v.count("limit")),
@@ -123,7 +124,7 @@ final class LimitSchema {
                     Gcra g = (Gcra) l;
                     return params("limit", g.limit(), "period", g.period(), "burst", g.burst());
                 });
-        define("leaky_bucket", List.of("limit", "period"),
+        define(AlgorithmName.LEAKY_BUCKET, List.of("limit", "period"),
                 List.of(count("limit"), duration("period"), count("burst"), bool("nodelay"), count("delay")),
                 (name, v) -> new LeakyBucket(name, v.count("limit"), v.duration("period"), v.count("burst", 0),
                         v.bool("nodelay", false), v.count("delay", 0)),
@@ -132,7 +133,7 @@ final class LimitSchema {
                     return params("limit", b.limit(), "period", b.period(), "burst", b.burst(), "nodelay",
                             b.nodelay(), "delay", b.delay());
                 });
-        define("smooth_bursty", List.of("permits_per_second"),
+        define(AlgorithmName.SMOOTH_BURSTY, List.of("permits_per_second"),
                 List.of(number("permits_per_second"), number("max_burst_seconds")),
                 (name, v) -> new SmoothBursty(name, v.number("permits_per_second"),
                         v.number("max_burst_seconds", 1.0)),
@@ -141,7 +142,7 @@ final class LimitSchema {
                     return params("permits_per_second", s.permitsPerSecond(), "max_burst_seconds",
                             s.maxBurstSeconds());
                 });
-        define("smooth_warming_up", List.of("permits_per_second", "warmup"),
+        define(AlgorithmName.SMOOTH_WARMING_UP, List.of("permits_per_second", "warmup"),
                 List.of(number("permits_per_second"), duration("warmup"), number("cold_factor")),
                 (name, v) -> new SmoothWarmingUp(name, v.number("permits_per_second"), v.duration("warmup"),
                         v.number("cold_factor", 3.0)),
@@ -150,7 +151,7 @@ final class LimitSchema {
                     return params("permits_per_second", s.permitsPerSecond(), "warmup", s.warmup(), "cold_factor",
                             s.coldFactor());
                 });
-        define("refresh_period", List.of("limit_for_period", "refresh_period"),
+        define(AlgorithmName.REFRESH_PERIOD, List.of("limit_for_period", "refresh_period"),
                 List.of(count("limit_for_period"), duration("refresh_period"), duration("timeout")),
                 (name, v) -> new RefreshPeriod(name, v.count("limit_for_period"), v.duration("refresh_period"),
                         v.duration("timeout", Duration.ofSeconds(5))),
@@ -159,7 +160,7 @@ final class LimitSchema {
                     return params("limit_for_period", r.limitForPeriod(), "refresh_period", r.refreshPeriod(),
                             "timeout", r.timeout());
                 });
-        define("concurrency", List.of("max_concurrent", "lease_ttl"),
+        define(AlgorithmName.CONCURRENCY, List.of("max_concurrent", "lease_ttl"),
                 List.of(count("max_concurrent"), duration("lease_ttl")),
                 (name, v) -> new Concurrency(name, v.count("max_concurrent"), v.duration("lease_ttl")),
                 l -> {
@@ -186,12 +187,15 @@ final class LimitSchema {
         this.reader = reader;
     }
 
-    private static void define(String algorithm, List<String> required, List<Param> params, Builder builder,
-                               Reader reader) {
-        ALGORITHMS.put(algorithm, new LimitSchema(algorithm, required, params, builder, reader));
+    private static void define(AlgorithmName algorithm, List<String> required, List<Param> params,
+                               Builder builder, Reader reader) {
+        ALGORITHMS.put(algorithm.text(), new LimitSchema(algorithm.text(), required, params, builder, reader));
     }
 
-    /** Every algorithm name, in the order of the reference table. */
+    /**
+     * Every algorithm name with a schema, in the order of the reference table ({@link AlgorithmName}'s order;
+     * {@code RuleFileTest.everyAlgorithmHasAParserEntry} checks that every algorithm has one).
+     */
     static List<String> algorithms() {
         return List.copyOf(ALGORITHMS.keySet());
     }

@@ -3,6 +3,7 @@ package io.sluice.rules;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sluice.AlgorithmName;
 import io.sluice.Concurrency;
 import io.sluice.FixedWindow;
 import io.sluice.Gcra;
@@ -88,6 +89,12 @@ class RuleFileTest {
         assertThat(RuleFile.algorithms()).containsExactly("fixed_window", "sliding_log", "sliding_window",
                 "rolling_window", "token_bucket", "gcra", "leaky_bucket", "smooth_bursty", "smooth_warming_up",
                 "refresh_period", "concurrency");
+    }
+
+    @Test
+    void everyAlgorithmHasAParserEntry() {
+        // AlgorithmName is the one list; an algorithm added there without a LimitSchema entry fails here.
+        assertThat(RuleFile.algorithms()).containsExactlyElementsOf(AlgorithmName.names());
     }
 
     // --- bad input: file, line, column, field, what was expected ---

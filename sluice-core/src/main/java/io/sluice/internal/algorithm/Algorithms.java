@@ -1,5 +1,6 @@
 package io.sluice.internal.algorithm;
 
+import io.sluice.AlgorithmName;
 import io.sluice.Concurrency;
 import io.sluice.FixedWindow;
 import io.sluice.Gcra;
@@ -13,40 +14,31 @@ import io.sluice.SmoothBursty;
 import io.sluice.SmoothWarmingUp;
 import io.sluice.TokenBucket;
 
-/** Maps each limit type to its transition. */
+/** Maps each limit type to its transition: the in-memory store's dispatch over {@link AlgorithmName}. */
 public final class Algorithms {
     private Algorithms() {}
 
     /** The transition enforcing {@code limit}. */
     @SuppressWarnings("unchecked")
     public static Algorithm<Object> of(Limit limit) {
-        Algorithm<?> a;
-        if (limit instanceof FixedWindow l) {
-            a = new FixedWindowAlgorithm(l);
-        } else if (limit instanceof SlidingLog l) {
-            a = new SlidingLogAlgorithm(l);
-        } else if (limit instanceof SlidingWindow l) {
-            a = new SlidingWindowAlgorithm(l);
-        } else if (limit instanceof RollingWindow l) {
-            a = new RollingWindowAlgorithm(l);
-        } else if (limit instanceof TokenBucket l) {
-            a = new TokenBucketAlgorithm(l);
-        } else if (limit instanceof Gcra l) {
-            a = new GcraAlgorithm(l);
-        } else if (limit instanceof LeakyBucket l) {
-            a = new LeakyBucketAlgorithm(l);
-        } else if (limit instanceof SmoothBursty l) {
-            a = new SmoothBurstyAlgorithm(l);
-        } else if (limit instanceof SmoothWarmingUp l) {
-            a = new SmoothWarmingUpAlgorithm(l);
-        } else if (limit instanceof RefreshPeriod l) {
-            a = new RefreshPeriodAlgorithm(l);
-        } else if (limit instanceof Concurrency l) {
-            a = new ConcurrencyAlgorithm(l);
-        } else {
-            throw new IllegalArgumentException("limit must be one of Sluice's limit types, was "
-                    + (limit == null ? "null" : limit.getClass().getName()));
+        if (limit == null) {
+            throw new IllegalArgumentException("limit must be one of Sluice's limit types, was null");
         }
+        // A switch expression over the enum: a new AlgorithmName constant fails compilation here until it
+        // has a transition.
+        Algorithm<?> a = switch (AlgorithmName.of(limit)) {
+            case FIXED_WINDOW -> new FixedWindowAlgorithm((FixedWindow) limit);
+            case SLIDING_LOG -> new SlidingLogAlgorithm((SlidingLog) limit);
+            case SLIDING_WINDOW -> new SlidingWindowAlgorithm((SlidingWindow) limit);
+            case ROLLING_WINDOW -> new RollingWindowAlgorithm((RollingWindow) limit);
+            case TOKEN_BUCKET -> new TokenBucketAlgorithm((TokenBucket) limit);
+            case GCRA -> new GcraAlgorithm((Gcra) limit);
+            case LEAKY_BUCKET -> new LeakyBucketAlgorithm((LeakyBucket) limit);
+            case SMOOTH_BURSTY -> new SmoothBurstyAlgorithm((SmoothBursty) limit);
+            case SMOOTH_WARMING_UP -> new SmoothWarmingUpAlgorithm((SmoothWarmingUp) limit);
+            case REFRESH_PERIOD -> new RefreshPeriodAlgorithm((RefreshPeriod) limit);
+            case CONCURRENCY -> new ConcurrencyAlgorithm((Concurrency) limit);
+        };
         return (Algorithm<Object>) a;
     }
 }

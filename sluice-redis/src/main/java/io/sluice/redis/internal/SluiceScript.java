@@ -1,5 +1,6 @@
 package io.sluice.redis.internal;
 
+import io.sluice.AlgorithmName;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -36,10 +37,11 @@ public final class SluiceScript {
     /** Resource folder of the script parts. */
     static final String ROOT = "/io/sluice/redis/lua/";
 
-    /** Every algorithm name Sluice defines ({@code Limit.algorithm()}), in the order their ports are appended. */
-    public static final List<String> ALGORITHMS = List.of("fixed_window", "sliding_log", "sliding_window",
-            "rolling_window", "token_bucket", "gcra", "leaky_bucket", "smooth_bursty", "smooth_warming_up",
-            "refresh_period", "concurrency");
+    /**
+     * Every algorithm name Sluice defines ({@link AlgorithmName}, which {@code Limit.algorithm()} spells), in the
+     * order their ports are appended; each must have its {@code algorithms/<name>.lua}.
+     */
+    public static final List<String> ALGORITHMS = AlgorithmName.names();
 
     /**
      * Modules built on another one's code (a port is one file, so shared code lives in the earlier file as a
@@ -91,6 +93,15 @@ public final class SluiceScript {
 
     /** Prelude, algorithms, then {@code dispatcher} (the last part, which reads KEYS and ARGV). */
     static SluiceScript assemble(String dispatcher) {
+        return assemble(dispatcher, ALGORITHMS);
+    }
+
+    /**
+     * As {@link #assemble(String)} with the ports of {@code algorithms}; a test passes a name without a port.
+     *
+     * @throws IllegalStateException naming the resource when an algorithm's {@code .lua} file is missing
+     */
+    static SluiceScript assemble(String dispatcher, List<String> algorithms) {
         StringBuilder source = new StringBuilder();
         List<Part> parts = new ArrayList<>();
         Set<String> ported = new LinkedHashSet<>();
@@ -100,20 +111,18 @@ public final class SluiceScript {
         generated(source, "local loaded = ALG[name]");
         generated(source, "if loaded ~= nil then return loaded end");
         String branch = "if";
-        for (String name : ALGORITHMS) {
+        for (String name : algorithms) {
+            // Every algorithm has its port: a missing file is a packaging error, reported when the script is
+            // first built rather than as an unsupported algorithm when a rule names it.
             String path = "algorithms/" + name + ".lua";
-            String text = readIfPresent(path);
-            if (text != null) {
-                String needs = NEEDS.containsKey(name) ? " sluice.algorithm(\"" + NEEDS.get(name) + "\")" : "";
-                generated(source, branch + " name == \"" + name + "\" then" + needs);
-                append(source, parts, path, text);
-                ported.add(name);
-                branch = "elseif";
-            }
+            String text = read(path);
+            String needs = NEEDS.containsKey(name) ? " sluice.algorithm(\"" + NEEDS.get(name) + "\")" : "";
+            generated(source, branch + " name == \"" + name + "\" then" + needs);
+            append(source, parts, path, text);
+            ported.add(name);
+            branch = "elseif";
         }
-        if (!ported.isEmpty()) {
-            generated(source, "end");
-        }
+        generated(source, "end");
         generated(source, "return ALG[name]");
         generated(source, "end");
         append(source, parts, dispatcher, read(dispatcher));

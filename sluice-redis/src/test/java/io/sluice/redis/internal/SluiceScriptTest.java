@@ -3,6 +3,7 @@ package io.sluice.redis.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sluice.AlgorithmName;
 import io.sluice.FixedWindow;
 import io.sluice.Rule;
 import io.sluice.TokenBucket;
@@ -22,11 +23,22 @@ class SluiceScriptTest {
         assertThat(paths.get(paths.size() - 1)).isEqualTo("rule.lua");
         List<String> algorithms = paths.subList(1, paths.size() - 1);
         assertThat(algorithms).contains("algorithms/fixed_window.lua");
-        // The algorithm files follow SluiceScript.ALGORITHMS, whatever subset is ported.
-        List<String> expected = SluiceScript.ALGORITHMS.stream().map(n -> "algorithms/" + n + ".lua")
-                .filter(algorithms::contains).toList();
+        // The algorithm files follow SluiceScript.ALGORITHMS, which is AlgorithmName's list: every one is ported.
+        List<String> expected = AlgorithmName.names().stream().map(n -> "algorithms/" + n + ".lua").toList();
         assertThat(algorithms).isEqualTo(expected);
+        assertThat(script.algorithms()).containsExactlyInAnyOrderElementsOf(AlgorithmName.names());
         assertThat(script.source()).startsWith("-- prelude.lua");
+    }
+
+    @Test
+    void anAlgorithmWithoutItsLuaPortFailsTheAssemblyNamingTheFile() {
+        // What a twelfth AlgorithmName constant without algorithms/<name>.lua would do to the loader.
+        List<String> withAnUnported = new java.util.ArrayList<>(AlgorithmName.names());
+        withAnUnported.add("twelfth_algorithm");
+        assertThatThrownBy(() -> SluiceScript.assemble("rule.lua", withAnUnported))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("sluice-redis is missing its script resource /io/sluice/redis/lua/algorithms/"
+                        + "twelfth_algorithm.lua");
     }
 
     @Test
