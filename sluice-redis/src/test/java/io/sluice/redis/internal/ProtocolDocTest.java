@@ -2,17 +2,7 @@ package io.sluice.redis.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.sluice.Concurrency;
-import io.sluice.FixedWindow;
-import io.sluice.Gcra;
-import io.sluice.LeakyBucket;
-import io.sluice.RefreshPeriod;
-import io.sluice.RollingWindow;
-import io.sluice.SlidingLog;
-import io.sluice.SlidingWindow;
-import io.sluice.SmoothBursty;
-import io.sluice.SmoothWarmingUp;
-import io.sluice.TokenBucket;
+import io.sluice.AlgorithmName;
 import java.io.IOException;
 import java.lang.reflect.RecordComponent;
 import java.nio.file.Files;
@@ -26,20 +16,13 @@ import org.junit.jupiter.api.Test;
 /** docs/redis-script-protocol.md lists each algorithm's parameter words; they must match the records. */
 class ProtocolDocTest {
 
+    /** Each algorithm's record, from the one list of algorithms. */
     private static final Map<String, Class<?>> RECORDS = new LinkedHashMap<>();
 
     static {
-        RECORDS.put("fixed_window", FixedWindow.class);
-        RECORDS.put("sliding_log", SlidingLog.class);
-        RECORDS.put("sliding_window", SlidingWindow.class);
-        RECORDS.put("rolling_window", RollingWindow.class);
-        RECORDS.put("token_bucket", TokenBucket.class);
-        RECORDS.put("gcra", Gcra.class);
-        RECORDS.put("leaky_bucket", LeakyBucket.class);
-        RECORDS.put("smooth_bursty", SmoothBursty.class);
-        RECORDS.put("smooth_warming_up", SmoothWarmingUp.class);
-        RECORDS.put("refresh_period", RefreshPeriod.class);
-        RECORDS.put("concurrency", Concurrency.class);
+        for (AlgorithmName a : AlgorithmName.values()) {
+            RECORDS.put(a.text(), a.limitType());
+        }
     }
 
     @Test
