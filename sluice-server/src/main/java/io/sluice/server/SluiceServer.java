@@ -16,8 +16,11 @@ import com.linecorp.armeria.server.ServerBuilder;
 import com.linecorp.armeria.server.ServerErrorHandler;
 import com.linecorp.armeria.server.ServiceConfig;
 import com.linecorp.armeria.server.ServiceRequestContext;
+import com.linecorp.armeria.server.grpc.GrpcHealthCheckService;
 import com.linecorp.armeria.server.grpc.GrpcService;
 import com.linecorp.armeria.server.grpc.GrpcServiceBuilder;
+import com.linecorp.armeria.server.healthcheck.SettableHealthChecker;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ServerInterceptors;
 import io.sluice.Store;
 import io.sluice.micrometer.SluiceMetrics;
@@ -86,10 +89,15 @@ public final class SluiceServer implements AutoCloseable {
 
         GrpcServiceBuilder grpcService = GrpcService.builder()
                 .maxRequestMessageLength(grpcTransportLimit(settings))
-                .enableHealthCheckService(true)
                 .exceptionHandler(new MalformedGrpcRequests(settings.maxBodyBytes()));
         RateLimitGrpcService rls = new RateLimitGrpcService(rules::get, envoy, settings, metrics, storeErrors);
         grpcService.addService(auth == null ? rls.bindService() : ServerInterceptors.intercept(rls, auth.grpc()));
+        // grpc.health.v1 answers for "" (the whole server) and for the rate-limit service by its own name, the
+        // name Envoy's and Kubernetes' gRPC probes are usually given; both follow the server's lifecycle
+        // (NOT_SERVING once stopping). Left unauthenticated, like GET /health.
+        grpcService.addService(GrpcHealthCheckService.builder()
+                .serviceCheckers(RateLimitServiceGrpc.SERVICE_NAME, new SettableHealthChecker(true))
+                .build());
         GrpcService grpcHandler = grpcService.build();
 
         ServerBuilder sb = base(settings.httpPort(), settings.maxBodyBytes()).meterRegistry(metrics.registry());

@@ -414,6 +414,12 @@ class EnvoyRlsIT {
                 HealthGrpc.HealthBlockingStub.class);
         assertThat(health.check(HealthCheckRequest.getDefaultInstance()).getStatus())
                 .isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+        assertThat(health.check(HealthCheckRequest.newBuilder()
+                        .setService("envoy.service.ratelimit.v3.RateLimitService").build()).getStatus())
+                .isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+        // An unknown service is NOT_FOUND, as grpc.health.v1 specifies, not a blanket SERVING.
+        assertThatThrownBy(() -> health.check(HealthCheckRequest.newBuilder().setService("no.such.Service").build()))
+                .isInstanceOf(StatusRuntimeException.class).hasMessageContaining("NOT_FOUND");
     }
 
     static Map<String, String> headers(RateLimitResponse r) {
