@@ -293,7 +293,7 @@ public interface RedisStore extends Store {
          * Whether a rule in exact mode answers a try locally, without a round trip, while Redis would still deny
          * it: after Redis denied a try for {@code p} permits of a key with retry-after {@code r}, tries for
          * exactly {@code p} permits of that key are denied here until {@code r} has passed since the call was
-         * sent, with {@link io.sluice.Decision.Source#CACHED}. Never more permissive than asking Redis, and never
+         * sent (answered here for at most 1 s, then Redis is asked again), with {@link io.sluice.Decision.Source#CACHED}. Never more permissive than asking Redis, and never
          * more restrictive unless something outside this store opens the key early (a reset by another process, a
          * key deleted by hand or evicted, a failover that lost writes). Not for rules with a concurrency limit or
          * {@code count_rejected}, nor for reservations, best-effort tries, peeks or the other modes. At most

@@ -91,7 +91,7 @@ import java.util.function.LongSupplier;
  *   - outside this process: a reset by another process or store, a DEL or FLUSH by hand, a Redis eviction under
  *     maxmemory, a failover to a replica that missed writes, or a step of Redis's clock can open a key earlier
  *     than this process can know. This process then keeps denying that key until the cached deadline, at most
- *     the retry-after Redis gave. RedisStore.Builder.cacheDenials(false) turns the cache off for deployments
+ *     the retry-after Redis gave and never more than MAX_HOLD_MICROS (1 s) after the call that learned it. RedisStore.Builder.cacheDenials(false) turns the cache off for deployments
  *     where that matters.
  *
  * Memory and cost. A fixed array of SLOTS entries, indexed by a seeded hash of (rule name, key): a lookup is
@@ -111,10 +111,19 @@ final class DenialCache {
     static final int SLOTS = 8192;
 
     /**
-     * One denial: learned under {@code rule} for {@code key}, for a try of {@code permits}, sent at {@code sentAt}
-     * and valid while the clock reads less than {@code deadline}.
+     * How long one denial is answered here at most, however long its retry-after: what opens a key outside this
+     * process (a reset elsewhere, a flushed or restarted Redis, a failover that lost writes) is seen within this
+     * time, at the cost of one call to Redis per denied key per second and process.
      */
-    private record Entry(RedisRule rule, String key, long permits, long sentAt, long deadline, Decision decision) {}
+    static final long MAX_HOLD_MICROS = 1_000_000;
+
+    /**
+     * One denial: learned under {@code rule} for {@code key}, for a try of {@code permits}, sent at {@code sentAt},
+     * denied until {@code deadline} and answered here while the clock reads less than {@code answerUntil} (the
+     * deadline, or {@link #MAX_HOLD_MICROS} after sending if sooner).
+     */
+    private record Entry(RedisRule rule, String key, long permits, long sentAt, long deadline, long answerUntil,
+                         Decision decision) {}
 
     private final AtomicReferenceArray<Entry> slots = new AtomicReferenceArray<>(SLOTS);
     private final LongSupplier clock;
@@ -169,7 +178,7 @@ final class DenialCache {
             return null;
         }
         long now = clock.getAsLong();
-        if (now < e.sentAt() || now >= e.deadline()) {
+        if (now < e.sentAt() || now >= e.answerUntil()) {
             return null;
         }
         Decision d = e.decision();
@@ -207,7 +216,8 @@ final class DenialCache {
         if (retry <= 0 || retry > Arith.MAX_TIME) {
             return;     // nothing to wait for, or "never": only something other than time opens the key
         }
-        slots.set(slot, new Entry(rule, key, permits, sent.at(), sent.at() + retry, d));
+        slots.set(slot, new Entry(rule, key, permits, sent.at(), sent.at() + retry,
+                sent.at() + Math.min(retry, MAX_HOLD_MICROS), d));
     }
 
     /** Forgets the denial of {@code key} under any version of the rule named {@code ruleName}: a reset. */
@@ -231,7 +241,7 @@ final class DenialCache {
         int n = 0;
         for (int i = 0; i < SLOTS; i++) {
             Entry e = slots.get(i);
-            if (e != null && now < e.deadline()) {
+            if (e != null && now < e.answerUntil()) {
                 n++;
             }
         }
