@@ -13,6 +13,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The attack suite (issue 17): one {@code sluice serve} on the in-memory store, bounded at {@code max_keys},
@@ -41,8 +45,13 @@ public final class AttackSuite implements Suite {
                 new MalformedGrpcProbe(quick ? 10 : 200));
     }
 
+    /**
+     * Small, so that the flood of this suite's plain Java client (a few hundred to a few thousand requests per
+     * second on a loaded two-core machine) goes well past it; the server suite's eviction flood (wrk, 200,000
+     * keys) measures the bound at scale.
+     */
     static int maxKeys(boolean quick) {
-        return quick ? 2_000 : 50_000;
+        return quick ? 500 : 5_000;
     }
 
     @Override
@@ -105,20 +114,32 @@ public final class AttackSuite implements Suite {
         Probe.Outcome outcome;
         long started = System.nanoTime();
         Bystander bystander = new Bystander(target.baseUrl());
+        // The peak during the probe: an idle flood's descriptors are given back once it closes its sockets.
+        AtomicLong peakFds = new AtomicLong(before.fds());
+        AtomicLong peakThreads = new AtomicLong(before.threads());
+        ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
+        sampler.scheduleAtFixedRate(() -> {
+            ProcessStats now = ProcessStats.of(server.pid());
+            peakFds.accumulateAndGet(now.fds(), Math::max);
+            peakThreads.accumulateAndGet(now.threads(), Math::max);
+        }, 0, 200, TimeUnit.MILLISECONDS);
         try {
             outcome = probe.run(target);
         } catch (Exception e) {
-            bystander.close();
             context.progress().say("  attack %s failed: %s", probe.name(), e);
             return row.note("probe failed: " + e).build();
+        } finally {
+            bystander.close();
+            sampler.shutdownNow();
+            sampler.awaitTermination(5, TimeUnit.SECONDS);
         }
-        bystander.close();
         double seconds = (System.nanoTime() - started) / 1e9;
         Thread.sleep(SETTLE_MS);
         ProcessStats after = ProcessStats.of(server.pid());
-        String note = String.format("answers: %s%s; threads %d -> %d; fds %d -> %d; bystander: %s over %.1f s",
-                outcome.answers(), outcome.finding() == null ? "" : "; " + outcome.finding(), before.threads(),
-                after.threads(), before.fds(), after.fds(), bystander.answers(), seconds);
+        String note = String.format("answers: %s%s; threads %d -> %d (peak %d); fds %d -> %d (peak %d); "
+                + "bystander: %s over %.1f s", outcome.answers(), outcome.finding() == null ? "" : "; "
+                + outcome.finding(), before.threads(), after.threads(), peakThreads.get(), before.fds(), after.fds(),
+                peakFds.get(), bystander.answers(), seconds);
         context.progress().say("  attack %s: bystander p50 %,.0f µs, p99 %,.0f µs; RSS %,.0f -> %,.0f MiB; %s",
                 probe.name(), bystander.percentileUs(50), bystander.percentileUs(99), before.rssMb(), after.rssMb(),
                 note);

@@ -42,6 +42,9 @@ final class Bystander implements AutoCloseable {
                 answers.add(Integer.toString(status));
                 latenciesUs.add((System.nanoTime() - start) / 1_000);
             } catch (Exception e) {
+                if (!running) {
+                    return; // interrupted by close: not an answer of the server's
+                }
                 answers.add("failed: " + e.getClass().getSimpleName());
             }
             try {
