@@ -1,5 +1,6 @@
 package io.sluice.bench;
 
+import io.sluice.bench.attack.AttackSuite;
 import io.sluice.bench.local.LocalSuite;
 import io.sluice.bench.memory.MemorySuite;
 import io.sluice.bench.redis.RedisAttackSuite;
@@ -118,6 +119,7 @@ public final class BenchRun {
             case "memory" -> new MemorySuite();
             case "server" -> new ServerSuite();
             case "replay" -> new ReplaySuite();
+            case "attack" -> new AttackSuite();
             default -> throw new IllegalArgumentException("unknown suite " + name);
         };
     }

@@ -31,6 +31,13 @@ class BenchOptionsTest {
     }
 
     @Test
+    void theAttackSuiteRunsOnlyWhenNamedAndLast() {
+        assertThat(BenchOptions.parse(List.of()).suites()).doesNotContain("attack");
+        assertThat(BenchOptions.parse(List.of("--suites", "attack,server")).suites())
+                .containsExactly("server", "attack");
+    }
+
+    @Test
     void mistakesAreNamed() {
         assertThatThrownBy(() -> BenchOptions.parse(List.of("--suites", "local,disk")))
                 .hasMessageContaining("unknown suite 'disk'");

@@ -51,6 +51,7 @@ public final class MarkdownReport {
         memory(chartDir);
         server(chartDir);
         replay();
+        attack();
         notes();
         Path file = docsDir.resolve("benchmarks.md");
         Files.writeString(file, md.toString(), StandardCharsets.UTF_8);
@@ -481,8 +482,32 @@ public final class MarkdownReport {
         line();
     }
 
+    private void attack() {
+        List<Measurement> attack = rows.where(m -> "attack".equals(m.suite()));
+        if (attack.isEmpty()) {
+            return;
+        }
+        line("## Attack probes against `sluice serve`");
+        line();
+        line("One `sluice serve` on the bounded in-memory store, probed in turn with hostile input and connection "
+                + "patterns (docs/attack-suite.md). For each: a bystander's latency (one request every 20 ms on "
+                + "its own connection) while the probe ran, the server's resident memory before and after, and in "
+                + "the last column the probe's answers by outcome, what held, and the server's threads and file "
+                + "descriptors before, after and at their peak.");
+        line();
+        line("| probe | bystander p50 µs | bystander p99 µs | RSS before MiB | RSS after MiB | answers and what held |");
+        line("| --- | ---: | ---: | ---: | ---: | --- |");
+        for (Measurement m : attack) {
+            line("| " + m.variant() + " | " + Format.decimal(m.p50Us(), 0) + " | " + Format.decimal(m.p99Us(), 0) + " | "
+                    + Format.decimal(m.rssBeforeMb(), 0) + " | " + Format.decimal(m.rssAfterMb(), 0) + " | "
+                    + Format.cell(m.note()) + " |");
+        }
+        line();
+    }
+
     private void notes() {
-        List<Measurement> noted = rows.where(m -> m.note() != null && !"replay".equals(m.suite()));
+        List<Measurement> noted = rows.where(m -> m.note() != null && !"replay".equals(m.suite())
+                && !"attack".equals(m.suite()));
         if (noted.isEmpty()) {
             return;
         }

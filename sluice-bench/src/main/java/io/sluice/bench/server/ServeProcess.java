@@ -19,8 +19,9 @@ import java.util.regex.Pattern;
  * launcher), listening on free loopback ports, its console copied to a log file. The suite measures it from
  * outside, so nothing of the bench's own JVM (JMH's leftovers, the Redis suite's clients) shares its heap or JIT.
  */
-final class ServeProcess implements AutoCloseable {
+public final class ServeProcess implements AutoCloseable {
     private static final Pattern HTTP_LINE = Pattern.compile("HTTP on (http://127\\.0\\.0\\.1:\\d+)");
+    private static final Pattern GRPC_LINE = Pattern.compile("gRPC on 127\\.0\\.0\\.1:(\\d+)");
     private static final long START_SECONDS = 60;
     /**
      * The heap {@code ./sluice serve} gives the server by default on a machine with 1 GiB or more (the launcher
@@ -30,10 +31,12 @@ final class ServeProcess implements AutoCloseable {
 
     private final Process process;
     private final String baseUrl;
+    private final int grpcPort;
 
-    private ServeProcess(Process process, String baseUrl) {
+    private ServeProcess(Process process, String baseUrl, int grpcPort) {
         this.process = process;
         this.baseUrl = baseUrl;
+        this.grpcPort = grpcPort;
     }
 
     /**
@@ -43,6 +46,12 @@ final class ServeProcess implements AutoCloseable {
      * @throws IllegalStateException when it exits or is not ready within a minute (the log says why)
      */
     static ServeProcess start(Path dir, String name, Path rules, String store) throws IOException, InterruptedException {
+        return start(dir, name, List.of(rules), store);
+    }
+
+    /** As {@link #start(Path, String, Path, String)} with several rule files (Sluice rules, Envoy configs). */
+    public static ServeProcess start(Path dir, String name, List<Path> rules, String store)
+            throws IOException, InterruptedException {
         Path config = dir.resolve(name + "-serve.yaml");
         // Ports 0: free ports, printed. No reloads, and no quiet period when stopping: the suite stops the
         // server only after its last run has returned.
@@ -51,7 +60,7 @@ final class ServeProcess implements AutoCloseable {
                 "bind: 127.0.0.1",
                 "http_port: 0",
                 "grpc_port: 0",
-                "rules: " + rules.toAbsolutePath(),
+                "rules: [" + String.join(", ", rules.stream().map(r -> "\"" + r.toAbsolutePath() + "\"").toList()) + "]",
                 "store: \"" + store + "\"",
                 "reload_interval: 0s",
                 "shutdown_quiet_period: 0s",
@@ -62,11 +71,13 @@ final class ServeProcess implements AutoCloseable {
                 "io.sluice.cli.Main", "serve", "--config", config.toString()))
                 .redirectErrorStream(true).start();
         CompletableFuture<String> url = new CompletableFuture<>();
-        Thread copier = new Thread(() -> copy(process, log, url), "sluice-bench-serve-log");
+        CompletableFuture<Integer> grpc = new CompletableFuture<>();
+        Thread copier = new Thread(() -> copy(process, log, url, grpc), "sluice-bench-serve-log");
         copier.setDaemon(true);
         copier.start();
         try {
-            return new ServeProcess(process, url.get(START_SECONDS, TimeUnit.SECONDS));
+            String address = url.get(START_SECONDS, TimeUnit.SECONDS);
+            return new ServeProcess(process, address, grpc.getNow(-1));
         } catch (ExecutionException | TimeoutException e) {
             process.destroyForcibly();
             String reason = e instanceof TimeoutException ? "not ready within " + START_SECONDS + " s"
@@ -76,7 +87,8 @@ final class ServeProcess implements AutoCloseable {
     }
 
     /** Copies the server's console to {@code log} and completes {@code url} at its ready line. */
-    private static void copy(Process process, Path log, CompletableFuture<String> url) {
+    private static void copy(Process process, Path log, CompletableFuture<String> url,
+            CompletableFuture<Integer> grpcPort) {
         String address = null;
         try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),
                 StandardCharsets.UTF_8)); var out = Files.newBufferedWriter(log, StandardCharsets.UTF_8)) {
@@ -89,6 +101,10 @@ final class ServeProcess implements AutoCloseable {
                 if (http.find()) {
                     address = http.group(1);
                 }
+                Matcher grpc = GRPC_LINE.matcher(line);
+                if (grpc.find()) {
+                    grpcPort.complete(Integer.parseInt(grpc.group(1)));
+                }
                 if (line.startsWith("sluice serve: ready") && address != null) {
                     url.complete(address);
                 }
@@ -100,7 +116,7 @@ final class ServeProcess implements AutoCloseable {
     }
 
     /** The server's resident set (VmRSS of /proc/PID/status) in MiB, or NaN where there is no /proc. */
-    double rssMb() {
+    public double rssMb() {
         try {
             for (String line : Files.readAllLines(Path.of("/proc", Long.toString(process.pid()), "status"))) {
                 if (line.startsWith("VmRSS:")) {
@@ -114,8 +130,18 @@ final class ServeProcess implements AutoCloseable {
     }
 
     /** {@code http://127.0.0.1:<port>}. */
-    String baseUrl() {
+    public String baseUrl() {
         return baseUrl;
+    }
+
+    /** The gRPC port, or -1 if the server did not print it before it was ready. */
+    public int grpcPort() {
+        return grpcPort;
+    }
+
+    /** The server's process id, for reading its /proc entries. */
+    public long pid() {
+        return process.pid();
     }
 
     /** Stops the server (SIGTERM: its graceful stop), forcibly after 20 seconds. */
