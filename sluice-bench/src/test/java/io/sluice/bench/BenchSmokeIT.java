@@ -139,8 +139,17 @@ class BenchSmokeIT {
         // RSS flat: a generous bound (the launcher's heap is 512 MiB), not a timing
         assertThat(flooded.get("rss_after_mb").asDouble()).as("%s", flooded)
                 .isLessThan(flooded.get("rss_before_mb").asDouble() + 512);
+        // the library as the server's client: sluice-client's RemoteStore on one HTTP/2 connection
+        List<JsonNode> remote = measurements.stream().filter(m -> m.get("suite").asText().equals("server")
+                && m.get("variant").asText().equals("memory/remote-client")).toList();
+        assertThat(remote).singleElement().satisfies(m -> {
+            assertThat(m.get("mode").asText()).isEqualTo("async");
+            assertThat(m.get("decisions_per_s").asDouble()).as("%s", m).isPositive();
+            assertThat(m.get("over_admitted").asLong()).as("%s", m).isZero();
+        });
         List<JsonNode> server = measurements.stream().filter(m -> m.get("suite").asText().equals("server")
-                && !m.get("variant").asText().equals("memory/eviction_flood")).toList();
+                && !m.get("variant").asText().equals("memory/eviction_flood")
+                && !m.get("variant").asText().equals("memory/remote-client")).toList();
         assertThat(server).extracting(m -> m.get("variant").asText() + "/" + m.get("keys").asInt())
                 .containsExactly("memory/1", "memory/50", "redis/1", "redis/50", "redis/leased/1");
         for (JsonNode m : server) {
