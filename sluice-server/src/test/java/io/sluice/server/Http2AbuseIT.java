@@ -44,8 +44,12 @@ class Http2AbuseIT {
     private static final int FLAG_END_HEADERS = 0x4;
     private static final int SETTINGS_MAX_CONCURRENT_STREAMS = 0x3;
 
-    /** Far more streams than any reset limit should allow. */
-    private static final int STREAMS_SENT_AT_MOST = 20_000;
+    /**
+     * Far more streams than any reset limit should allow. The server has closed after 2,608 to 20,911 resets,
+     * depending on how fast this client reads (docs/dependencies.md: the close is likely Netty's queued-control-
+     * frame limit, not a reset count), so the bound is generous; the test pins that a close comes at all.
+     */
+    private static final int STREAMS_SENT_AT_MOST = 100_000;
 
     /**
      * The server must close a MadeYouReset connection before it has reset every stream sent. Measured on a loaded
