@@ -89,7 +89,7 @@ class ModulePathIT {
     @Test
     void eachLibraryModuleExportsItsApiOnly() throws Exception {
         String path = modulePath("sluice-core-", "sluice-rules-", "sluice-redis-", "sluice-micrometer-");
-        assertThat(exports(path, "io.sluice")).containsExactlyInAnyOrder("exports io.sluice",
+        assertThat(exports(path, "io.sluice")).containsExactlyInAnyOrder("exports io.sluice", "exports io.sluice.http",
                 "qualified exports io.sluice.internal to io.sluice.redis",
                 "qualified exports io.sluice.internal.algorithm to io.sluice.redis");
         assertThat(exports(path, "io.sluice.rules")).containsExactly("exports io.sluice.rules");
