@@ -41,6 +41,7 @@ rm -f "$root/opt/java/lib/server/classes_nocoops.jsa"
 
 # The shared libraries the runtime's binaries need, at the paths this machine's loader found them, as plain
 # files (symbolic links resolved): the C library and its loader, libm, zlib, libstdc++ and libgcc_s on Debian.
+# The build machine must be Debian (or a derivative) on x86-64: dpkg-query finds each library's package below.
 libs="$(find "$root/opt/java" -type f \( -name '*.so' -o -path '*/bin/*' \) -exec ldd {} \; 2>/dev/null \
   | grep -oE '(=> )?/[^ ]+ \(0x' | sed -E 's/^=> //; s/ \(0x$//' | grep -v "^$root" | sort -u)"
 for lib in $libs; do
@@ -51,6 +52,13 @@ if [ -z "$libs" ] || [ ! -f "$root/lib64/ld-linux-x86-64.so.2" ]; then
   echo "build-base: ldd found no loader for the runtime's java; the image would not start" >&2
   exit 1
 fi
+# Their licences travel with them: each library's Debian package's copyright file, where Debian keeps it.
+for lib in $libs; do
+  package="$(dpkg-query -S "$lib" 2>/dev/null || dpkg-query -S "$(realpath "$lib")")"
+  package="${package%%:*}"
+  mkdir -p "$root/usr/share/doc/$package"
+  cp "/usr/share/doc/$package/copyright" "$root/usr/share/doc/$package/copyright"
+done
 
 printf 'root:x:0:0:root:/root:/sbin/nologin\nsluice:x:%s:%s:sluice:/tmp:/sbin/nologin\n' "$uid" "$uid" \
   > "$root/etc/passwd"
