@@ -63,7 +63,8 @@ class ImageRunIT {
     static void remove() throws Exception {
         podman("rm", "-f", NAME);
         if (imageId != null) {
-            podman("rmi", "-f", imageId);
+            // Not forced: a forced removal would also remove another run's container of the same image.
+            podman("rmi", imageId);
         }
     }
 
