@@ -27,6 +27,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  * Runs the image the build wrote with podman (Debian's, daemonless; ./run-tests installs it), as a user would:
  * loaded from the tarball, its HTTP port published on a free loopback port, a SLUICE_* variable given with
  * {@code -e}; then {@code /health}, {@code POST /v1/check}, the image's own health check, and a graceful stop.
+ * Podman runs as the user running the tests: rootless for a user, rootful (still without a daemon) for root.
  *
  * <p>The podman options beyond the defaults are for machines like the one this suite was written on, and harmless
  * elsewhere: runc rather than crun (crun refuses a host whose cgroups are mounted in hybrid mode, v1 controllers
