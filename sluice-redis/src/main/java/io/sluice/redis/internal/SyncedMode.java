@@ -68,22 +68,14 @@ import java.util.function.Function;
  * <p>With server time (the default) a node decides on Redis's clock as estimated from the sync replies: the
  * server's time in the reply minus the midpoint of the call on the local monotonic clock.
  */
-final class Syncs implements AutoCloseable {
+final class SyncedMode implements StoreMode {
 
     /** Decisions on a key fail once no sync of it has succeeded for more than this many intervals. */
     static final int STALE_AFTER_INTERVALS = 3;
     /** A key stays in the rounds while it had a decision in this many rounds. */
     static final int ACTIVE_ROUNDS = 3;
 
-    /** The store's side of a sync call: the sync script, reloaded on NOSCRIPT; failures as RedisStoreException. */
-    interface Transport {
-        CompletableFuture<List<Object>> call(ScriptCall call);
-
-        /** Every call written together and flushed once; replies in call order. May throw when Redis is down. */
-        List<CompletableFuture<List<Object>>> pipelined(List<ScriptCall> calls);
-    }
-
-    private static final Log log = Log.get(Syncs.class);
+    private static final Log log = Log.get(SyncedMode.class);
     /** How often the round thread looks at a client clock, which may be moved by hand (tests) or replayed. */
     private static final long CLIENT_CLOCK_POLL_MICROS = 5_000;
     private static final long CEILING = Limit.MAX_COUNT + 1;
@@ -94,7 +86,10 @@ final class Syncs implements AutoCloseable {
     private final KeyLayout layout;
     private final RedisGate gate;
     private final Function<Rule, RedisRule> compiler;
-    private final Transport transport;
+    /** The sync script: reloaded on NOSCRIPT; failures as RedisStoreException. */
+    private final ScriptRunner transport;
+    /** Decides releases (synced rules have no concurrency limit, but a release names any rule). */
+    private final ExactMode exact;
     private final SluiceListener listener;
     private final String nodeId;
     private final ConcurrentHashMap<Target, Entry> entries = new ConcurrentHashMap<>();
@@ -109,9 +104,10 @@ final class Syncs implements AutoCloseable {
     private final long[][] offsetSamples = new long[OFFSET_SAMPLES][];
     private int nextSample;
 
-    Syncs(StoreSettings settings, KeyLayout layout, RedisGate gate, Function<Rule, RedisRule> compiler,
-          Transport transport) {
+    SyncedMode(StoreSettings settings, KeyLayout layout, RedisGate gate, Function<Rule, RedisRule> compiler,
+               ScriptRunner transport, ExactMode exact) {
         this.settings = settings;
+        this.exact = exact;
         this.layout = layout;
         this.gate = gate;
         this.compiler = compiler;
@@ -125,8 +121,14 @@ final class Syncs implements AutoCloseable {
     // ------------------------------------------------------------------------------------------------ decisions
 
     /** Decides {@code request} for {@code key} under a synced rule. */
-    CompletableFuture<Decision> decide(Rule rule, String key, Request request) {
+    @Override
+    public CompletableFuture<Decision> decide(Rule rule, String key, Request request) {
         return decide(rule, key, request, false);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> release(Rule rule, String key, long lease) {
+        return exact.release(rule, key, lease);
     }
 
     private CompletableFuture<Decision> decide(Rule rule, String key, Request request, boolean justSynced) {
@@ -173,7 +175,8 @@ final class Syncs implements AutoCloseable {
     }
 
     /** Forgets what this node holds for {@code key} (RateLimiter.reset): pending admissions are not pushed. */
-    void forget(Rule rule, String key) {
+    @Override
+    public void forget(Rule rule, String key) {
         Entry e = entries.remove(new Target(rule.name(), key));
         if (e != null) {
             synchronized (e) {

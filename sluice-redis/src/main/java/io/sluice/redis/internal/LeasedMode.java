@@ -58,7 +58,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code tryAcquireAtMost(p)}: grants what the lease holds, up to {@code p}; with an empty lease, takes
  *       one of {@code max(p, batch)} first.
  *   <li>Requests that wait or reserve ({@code reserve}/{@code acquire} with a wait), peeks and releases are not
- *       leased: {@code DefaultRedisStore} decides them exactly, in Redis. A peek therefore reports Redis's
+ *       leased: {@link ExactMode} decides them exactly, in Redis. A peek therefore reports Redis's
  *       state, in which every node's unspent leases are already charged. {@code reset} forgets the node's
  *       lease of the key too.
  * </ul>
@@ -109,22 +109,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * under the previous one. Time is the store's clock when it has one (it then also decides the lease calls),
  * else {@link System#nanoTime()}.
  */
-final class Leases {
+final class LeasedMode implements StoreMode {
 
-    /** Takes a lease: one best-effort script call for up to {@code permits} of the rule on the key. */
-    @FunctionalInterface
-    interface Caller {
-        /**
-         * @param serverTime whether Redis decides at its own time (the store has no clock)
-         * @param clientTime otherwise, the store clock's reading to decide at
-         */
-        CompletableFuture<Decision> lease(Rule rule, String key, long permits, boolean serverTime, long clientTime);
-    }
-
-    private static final Log log = Log.get(Leases.class);
+    private static final Log log = Log.get(LeasedMode.class);
     private static final long MIN_SWEEP_INTERVAL_MICROS = 1_000_000;
 
-    private final Caller caller;
+    /** Takes the leases, and decides what this mode does not lease. */
+    private final ExactMode exact;
     private final Clock clock;
     private final SluiceListener listener;
     private final long nanoOrigin = System.nanoTime();
@@ -137,30 +128,45 @@ final class Leases {
     /**
      * @param clock the store's clock, or null for Redis server time (local time is then {@code System.nanoTime})
      */
-    Leases(Caller caller, Clock clock, SluiceListener listener) {
-        this.caller = caller;
+    LeasedMode(ExactMode exact, Clock clock, SluiceListener listener) {
+        this.exact = exact;
         this.clock = clock;
         this.listener = listener;
     }
 
     /**
-     * Whether {@link #decide} takes this request: a try, a best-effort try or a reserve that may not wait, on a
-     * rule whose leases can be bounded (see {@link LeasePlan}). Others go to exact mode.
+     * Tries and best-effort tries are decided from the node's lease of the key; waits, reservations and peeks go
+     * to Redis exactly, as do rules whose leases could not be bounded by their windows (see {@link LeasePlan}).
      */
-    boolean handles(Rule rule, Request request) {
+    @Override
+    public CompletableFuture<Decision> decide(Rule rule, String key, Request request) {
+        try {
+            return leases(rule, request) ? acquire(leasesOf(rule), key, request) : exact.decide(rule, key, request);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Releases are not leased: Redis holds the concurrency leases. */
+    @Override
+    public CompletableFuture<Boolean> release(Rule rule, String key, long lease) {
+        return exact.release(rule, key, lease);
+    }
+
+    /**
+     * Whether this request is decided from a lease: a try, a best-effort try or a reserve that may not wait, on a
+     * rule whose leases can be bounded (see {@link LeasePlan}).
+     */
+    private boolean leases(Rule rule, Request request) {
         Request.Op op = request.op();
         boolean immediate = op == Request.Op.TRY || op == Request.Op.TRY_AT_MOST
                 || (op == Request.Op.RESERVE && request.maxWaitMicros() == 0);
         return immediate && leasesOf(rule).plan.leased();
     }
 
-    /** Decides a request {@link #handles} takes, from the node's lease of the key. */
-    CompletableFuture<Decision> decide(Rule rule, String key, Request request) {
-        return acquire(leasesOf(rule), key, request);
-    }
-
     /** Drops the node's lease and remembered rejection of the key ({@code reset}). */
-    void forget(Rule rule, String key) {
+    @Override
+    public void forget(Rule rule, String key) {
         RuleLeases r = rules.get(rule.name());
         if (r != null) {
             Entry e = r.keys.remove(key);
@@ -225,7 +231,7 @@ final class Leases {
         leaseCalls.incrementAndGet();
         CompletableFuture<Decision> reply;
         try {
-            reply = caller.lease(r.plan.rule(), key, requested, clock == null, sentAt);
+            reply = exact.lease(r.plan.rule(), key, requested, clock == null, sentAt);
         } catch (RuntimeException ex) {
             reply = CompletableFuture.failedFuture(ex);
         }
