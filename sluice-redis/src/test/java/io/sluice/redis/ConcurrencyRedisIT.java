@@ -26,7 +26,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The concurrency port at its edges, on standalone and on the cluster, each call checked against the
- * in-memory store too ({@link WindowPortsTwin}); and many threads on two stores sharing one key.
+ * in-memory store too ({@link RedisTwin}); and many threads on two stores sharing one key.
  */
 @ExtendWith(SharedRedis.class)
 class ConcurrencyRedisIT {
@@ -35,8 +35,8 @@ class ConcurrencyRedisIT {
     private static final long TODAY = 1_767_225_600_000_000L;
     private static final long LONGEST = Arith.micros(Limit.MAX_DURATION);
 
-    private static WindowPortsTwin twin(Topology topology, long start, Limit... limits) {
-        return new WindowPortsTwin(topology, start, Rule.of("conc", limits));
+    private static RedisTwin twin(Topology topology, long start, Limit... limits) {
+        return new RedisTwin(topology, start, Rule.of("conc", limits));
     }
 
     private static void assertDecision(Decision d, boolean allowed, long remaining, long retryAfter, long resetAfter) {
@@ -50,7 +50,7 @@ class ConcurrencyRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void essayTimelineFromTheEpoch(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, 0, Concurrency.of(2, Duration.ofSeconds(30)))) {
+        try (RedisTwin w = twin(topology, 0, Concurrency.of(2, Duration.ofSeconds(30)))) {
             Decision a = w.tryAcquire("k", 1);
             assertDecision(a, true, 1, 0, 30 * SEC);
             Decision b = w.tryAcquire("k", 1);
@@ -71,7 +71,7 @@ class ConcurrencyRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void bestEffortTakesOneLeaseForWhatIsLeft(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, TODAY, Concurrency.of(5, Duration.ofSeconds(10)))) {
+        try (RedisTwin w = twin(topology, TODAY, Concurrency.of(5, Duration.ofSeconds(10)))) {
             w.tryAcquire("k", 2);
             Decision rest = w.tryAcquireAtMost("k", Limit.MAX_COUNT);
             assertThat(rest.granted()).isEqualTo(3);
@@ -85,7 +85,7 @@ class ConcurrencyRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void leaseIdsStayUniqueAcrossGrantReleaseCyclesInOneMicrosecond(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, TODAY, Concurrency.of(1, Duration.ofNanos(10_000)))) {
+        try (RedisTwin w = twin(topology, TODAY, Concurrency.of(1, Duration.ofNanos(10_000)))) {
             List<Long> ids = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
                 long lease = w.tryAcquire("k", 1).lease();
@@ -93,7 +93,7 @@ class ConcurrencyRedisIT {
                 assertThat(w.release("k", lease)).isTrue();
             }
             assertThat(ids).containsExactly(TODAY, TODAY + 1, TODAY + 2, TODAY + 3, TODAY + 4);
-            assertThat(w.exists("concurrency", "k")).as("kept until the clock passes the last id").isTrue();
+            assertThat(w.exists("k", "concurrency")).as("kept until the clock passes the last id").isTrue();
             w.clock.advanceMicros(2);
             assertThat(w.tryAcquire("k", 1).lease()).isEqualTo(TODAY + 5);
         }
@@ -103,7 +103,7 @@ class ConcurrencyRedisIT {
     @EnumSource(Topology.class)
     void aLowerMaximumKeepsTheLeasesAndANewTtlAppliesToNewLeases(Topology topology) {
         Concurrency limit = Concurrency.of(3, Duration.ofSeconds(10));
-        try (WindowPortsTwin w = twin(topology, TODAY, limit)) {
+        try (RedisTwin w = twin(topology, TODAY, limit)) {
             long first = w.tryAcquire("k", 2).lease();
             w.updateLimit(limit.withMaxConcurrent(1));
             assertDecision(w.tryAcquire("k", 1), false, 0, 10 * SEC, 10 * SEC);
@@ -119,7 +119,7 @@ class ConcurrencyRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void nearTheEndOfTimeLeasesExpireExactlyAndIdsRunOut(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, Arith.MAX_TIME - 10, Concurrency.of(3, Limit.MAX_DURATION))) {
+        try (RedisTwin w = twin(topology, Arith.MAX_TIME - 10, Concurrency.of(3, Limit.MAX_DURATION))) {
             Decision a = w.tryAcquire("k", 1);
             assertDecision(a, true, 2, 0, LONGEST);
             w.clock.setMicros(Arith.MAX_TIME - 1);
@@ -134,7 +134,7 @@ class ConcurrencyRedisIT {
             assertDecision(w.peek("k", 0), true, 0, 0, LONGEST - 1);
             assertThat(w.release("k", Arith.MAX_TIME + 1)).as("not the lease 2^53 - 1, nor any").isFalse();
             assertThat(w.release("k", b.lease())).isTrue();
-            assertThat(w.exists("concurrency", "k")).as("no lease, and the clock has passed the last id").isFalse();
+            assertThat(w.exists("k", "concurrency")).as("no lease, and the clock has passed the last id").isFalse();
         }
     }
 
@@ -142,7 +142,7 @@ class ConcurrencyRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void aLeaseExpiringOneMicrosecondPastTheEndOfTimeStillCountsAtIt(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, Arith.MAX_TIME - 2, Concurrency.of(2, Duration.ofNanos(3_000)))) {
+        try (RedisTwin w = twin(topology, Arith.MAX_TIME - 2, Concurrency.of(2, Duration.ofNanos(3_000)))) {
             w.tryAcquire("k", 1);
             w.clock.setMicros(Arith.MAX_TIME);
             // No id is left at MAX_TIME (remaining 0 either way); the reset shows the lease still counts.
@@ -155,14 +155,14 @@ class ConcurrencyRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void theKeyLivesNoLongerThanItsLastLease(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, TODAY, Concurrency.of(2, Duration.ofSeconds(30)))) {
+        try (RedisTwin w = twin(topology, TODAY, Concurrency.of(2, Duration.ofSeconds(30)))) {
             assertDecision(w.peek("k", 0), true, 2, 0, 0);
-            assertThat(w.exists("concurrency", "k")).isFalse();
+            assertThat(w.exists("k", "concurrency")).isFalse();
             long lease = w.tryAcquire("k", 1).lease();
-            assertThat(w.pttl("concurrency", "k")).isBetween(30_000L, 31_000L);
+            assertThat(w.pttl("k", "concurrency")).isBetween(30_000L, 31_000L);
             w.clock.advanceMicros(10 * SEC);
             w.tryAcquire("k", 1);
-            assertThat(w.pttl("concurrency", "k")).isBetween(30_000L, 31_000L);
+            assertThat(w.pttl("k", "concurrency")).isBetween(30_000L, 31_000L);
             assertThat(w.release("k", lease)).isTrue();
             w.clock.advanceMicros(30 * SEC);
             // Expired by the client's clock: no lease counts, whatever is left in Redis.

@@ -14,7 +14,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The gcra port at its edges, on standalone and on the cluster: every decision is made by the Lua port and by
- * the Java transition (in memory) on one clock and must be identical ({@link PortTwin}); the numbers asserted
+ * the Java transition (in memory) on one clock and must be identical ({@link RedisTwin}); the numbers asserted
  * besides are redis_rate's and the essay's. The port stores TAT as allowAt + burstOffset, two exact integers,
  * because TAT passes 2^53 whenever now + burst·T does (today already, for a burst offset near 2^53).
  */
@@ -33,7 +33,7 @@ class GcraRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void emptyStateFollowsRedisRatesTestAllow(Topology topology) {
-        try (PortTwin t = new PortTwin(topology, TODAY, "allow", gcra(10, Duration.ofSeconds(1), 10))) {
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "allow", gcra(10, Duration.ofSeconds(1), 10))) {
             assertThat(t.peek("k", 0).remaining()).isEqualTo(10);
             assertThat(t.exists("k", "g")).as("a peek writes nothing").isFalse();
             Decision one = t.tryAcquire("k", 1);
@@ -56,7 +56,7 @@ class GcraRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void anExpiredStateIsAFreshKey(Topology topology) {
-        try (PortTwin t = new PortTwin(topology, TODAY, "expiry", gcra(10, Duration.ofSeconds(1), 10))) {
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "expiry", gcra(10, Duration.ofSeconds(1), 10))) {
             t.tryAcquire("k", 4);
             t.clock.advanceMicros(400 * MS - 1);
             assertThat(t.peek("k", 0).remaining()).isEqualTo(9);
@@ -72,7 +72,7 @@ class GcraRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void clockAtTheEpochStoresANegativeAllowAt(Topology topology) {
-        try (PortTwin t = new PortTwin(topology, 0, "epoch", gcra(10, Duration.ofSeconds(1), 10))) {
+        try (RedisTwin t = new RedisTwin(topology, 0, "epoch", gcra(10, Duration.ofSeconds(1), 10))) {
             assertThat(t.tryAcquire("k", 3).allowed()).isTrue(); // allow_at = -700 ms
             assertThat(t.tryAcquire("k", 7).remaining()).isZero();
             assertThat(t.tryAcquire("k", 1).retryAfterMicros()).isEqualTo(100 * MS);
@@ -90,7 +90,7 @@ class GcraRedisIT {
     void aTatBeyondTwoToThe53IsExactTodayAndAcrossAMigration(Topology topology) {
         // T = 9007 µs and B = 9_007_000_000_000_000 µs (about 285 years), just under 2^53: TAT = now + B > 2^53
         Gcra wide = gcra(1, Duration.ofNanos(9_007_000), Limit.MAX_COUNT);
-        try (PortTwin t = new PortTwin(topology, TODAY + 1, "wide", wide)) {
+        try (RedisTwin t = new RedisTwin(topology, TODAY + 1, "wide", wide)) {
             Decision all = t.tryAcquire("k", Limit.MAX_COUNT);
             assertThat(all.remaining()).isZero();
             assertThat(all.resetAfterMicros()).isEqualTo(9_007_000_000_000_000L);
@@ -114,7 +114,7 @@ class GcraRedisIT {
     @EnumSource(Topology.class)
     void farFutureAtTheEndOfTheClock(Topology topology) {
         long start = Arith.MAX_TIME - 12_345;
-        try (PortTwin t = new PortTwin(topology, start, "end", gcra(10, Duration.ofSeconds(1), 10))) {
+        try (RedisTwin t = new RedisTwin(topology, start, "end", gcra(10, Duration.ofSeconds(1), 10))) {
             Decision all = t.tryAcquire("k", 10);
             assertThat(all.resetAfterMicros()).isEqualTo(S); // TAT = start + 1 s, past MAX_TIME
             t.assertTtl("k", "g", 12_345);
@@ -131,7 +131,7 @@ class GcraRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void bestEffortAsksForMoreThanTheBurst(Topology topology) {
-        try (PortTwin t = new PortTwin(topology, TODAY, "best", gcra(10, Duration.ofSeconds(1), 5))) {
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "best", gcra(10, Duration.ofSeconds(1), 5))) {
             assertThat(t.tryAcquireAtMost("k", Limit.MAX_COUNT).granted()).isEqualTo(5);
             Decision none = t.tryAcquireAtMost("k", Limit.MAX_COUNT);
             assertThat(none.granted()).isZero();
@@ -144,7 +144,7 @@ class GcraRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void aParameterChangeKeepsTheTat(Topology topology) {
-        try (PortTwin t = new PortTwin(topology, TODAY, "mig", gcra(10, Duration.ofSeconds(1), 10))) {
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "mig", gcra(10, Duration.ofSeconds(1), 10))) {
             t.tryAcquire("k", 10); // TAT = now + 1 s
             t.updateLimit(gcra(20, Duration.ofSeconds(1), 20)); // T = 50 ms, B = 1 s
             assertThat(t.peek("k", 0).remaining()).isZero();
@@ -160,7 +160,7 @@ class GcraRedisIT {
     @EnumSource(Topology.class)
     void hugeCountsStayExact(Topology topology) {
         // 10^12 per 366 days: T = 32 µs, B = 3.2 * 10^13 µs
-        try (PortTwin t = new PortTwin(topology, TODAY, "huge", gcra(Limit.MAX_COUNT, Duration.ofDays(366), Limit.MAX_COUNT))) {
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "huge", gcra(Limit.MAX_COUNT, Duration.ofDays(366), Limit.MAX_COUNT))) {
             Decision all = t.tryAcquire("k", Limit.MAX_COUNT);
             assertThat(all.remaining()).isZero();
             assertThat(all.resetAfterMicros()).isEqualTo(32_000_000_000_000L);

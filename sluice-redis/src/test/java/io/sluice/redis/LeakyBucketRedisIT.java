@@ -16,7 +16,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The leaky_bucket port at its edges, on standalone and on the cluster: every decision is made by the Lua port
- * and by the Java transition (in memory) on one clock and must be identical ({@link PortTwin}); the numbers
+ * and by the Java transition (in memory) on one clock and must be identical ({@link RedisTwin}); the numbers
  * asserted besides are nginx's and the essay's. The leak and the wait are products up to 2^93, computed by the
  * prelude's exact mul_div.
  */
@@ -37,7 +37,7 @@ class LeakyBucketRedisIT {
     @EnumSource(Topology.class)
     void emptyStateFollowsNginxsBurstExample(Topology topology) {
         // rate=1r/s burst=5: 7 requests at once, then one at 2.5 s
-        try (PortTwin t = new PortTwin(topology, TODAY, "nginx", leaky(1, Duration.ofSeconds(1), 5, false, 0))) {
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "nginx", leaky(1, Duration.ofSeconds(1), 5, false, 0))) {
             assertThat(t.peek("k", 0).remaining()).isEqualTo(6);
             assertThat(t.exists("k", "lb")).as("a peek writes nothing").isFalse();
             List<Long> waits = new ArrayList<>();
@@ -59,7 +59,7 @@ class LeakyBucketRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void anExpiredStateIsAFreshKey(Topology topology) {
-        try (PortTwin t = new PortTwin(topology, TODAY, "expiry", leaky(2, Duration.ofSeconds(1), 0, false, 0))) {
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "expiry", leaky(2, Duration.ofSeconds(1), 0, false, 0))) {
             assertThat(t.tryAcquire("k", 1).resetAfterMicros()).isEqualTo(500 * MS);
             t.assertTtl("k", "lb", 500 * MS);
             t.clock.advanceMicros(500 * MS - 1);
@@ -74,7 +74,7 @@ class LeakyBucketRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void clockAtTheEpoch(Topology topology) {
-        try (PortTwin t = new PortTwin(topology, 0, "epoch", leaky(1, Duration.ofMillis(1), 0, false, 0))) {
+        try (RedisTwin t = new RedisTwin(topology, 0, "epoch", leaky(1, Duration.ofMillis(1), 0, false, 0))) {
             assertThat(t.tryAcquire("k", 1).allowed()).isTrue();
             assertThat(t.tryAcquire("k", 1).retryAfterMicros()).isEqualTo(MS);
             t.clock.setMicros(999);
@@ -90,7 +90,7 @@ class LeakyBucketRedisIT {
     @EnumSource(Topology.class)
     void farFutureAtTheEndOfTheClock(Topology topology) {
         long start = Arith.MAX_TIME - 2_500_001;
-        try (PortTwin t = new PortTwin(topology, start, "end", leaky(1, Duration.ofSeconds(1), 5, false, 0))) {
+        try (RedisTwin t = new RedisTwin(topology, start, "end", leaky(1, Duration.ofSeconds(1), 5, false, 0))) {
             assertThat(t.reserve("k", 1, FOREVER).waitMicros()).isZero();
             assertThat(t.reserve("k", 1, FOREVER).waitMicros()).isEqualTo(S);
             assertThat(t.reserve("k", 1, FOREVER).waitMicros()).isEqualTo(2 * S);
@@ -108,7 +108,7 @@ class LeakyBucketRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void bestEffortAsksForMoreThanTheBurst(Topology topology) {
-        try (PortTwin t = new PortTwin(topology, TODAY, "best", leaky(10, Duration.ofSeconds(1), 5, true, 0))) {
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "best", leaky(10, Duration.ofSeconds(1), 5, true, 0))) {
             assertThat(t.tryAcquireAtMost("k", Limit.MAX_COUNT).granted()).isEqualTo(6);
             Decision none = t.tryAcquireAtMost("k", Limit.MAX_COUNT);
             assertThat(none.granted()).isZero();
@@ -121,7 +121,7 @@ class LeakyBucketRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void aParameterChangeKeepsTheExcessAndItsLastLeak(Topology topology) {
-        try (PortTwin t = new PortTwin(topology, TODAY, "mig", leaky(1, Duration.ofSeconds(1), 5, false, 0))) {
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "mig", leaky(1, Duration.ofSeconds(1), 5, false, 0))) {
             for (int i = 0; i < 3; i++) {
                 t.reserve("k", 1, FOREVER); // excess 2000
             }
@@ -139,7 +139,7 @@ class LeakyBucketRedisIT {
     @EnumSource(Topology.class)
     void hugeCountsAndProductsPastTwoToThe53StayExact(Topology topology) {
         // 10^9 per 366 days: the leak 10^12 * elapsed passes 2^53 after 2.5 hours
-        try (PortTwin t = new PortTwin(topology, TODAY, "huge", leaky(MAX_LIMIT, Duration.ofDays(366), MAX_LIMIT, true, 0))) {
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "huge", leaky(MAX_LIMIT, Duration.ofDays(366), MAX_LIMIT, true, 0))) {
             Decision all = t.tryAcquire("k", MAX_LIMIT + 1);
             assertThat(all.remaining()).isZero();
             assertThat(all.resetAfterMicros()).isEqualTo(31_622_400_031_623L); // ceil((10^12 + 1000) * 31.6224)
@@ -155,7 +155,7 @@ class LeakyBucketRedisIT {
             }
         }
         // 1 per 366 days with a burst of 10^9: the wait of the last one is 3 * 10^22 µs, drained never
-        try (PortTwin t = new PortTwin(topology, TODAY, "slow", leaky(1, Duration.ofDays(366), MAX_LIMIT, false, 0))) {
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "slow", leaky(1, Duration.ofDays(366), MAX_LIMIT, false, 0))) {
             assertThat(t.tryAcquire("k", 1).allowed()).isTrue();
             Decision far = t.reserve("k", MAX_LIMIT, FOREVER);
             assertThat(far.allowed()).isFalse();

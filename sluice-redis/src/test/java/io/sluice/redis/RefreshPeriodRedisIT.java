@@ -18,7 +18,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * refresh_period's port at its edges, through the whole stack on standalone and on the cluster. Every decision
- * is also made by the in-memory store on the same clock and must be equal ({@link TwinLimiter}). Mostly 2
+ * is also made by the in-memory store on the same clock and must be equal ({@link RedisTwin}). Mostly 2
  * permits per 1 s cycle, cycles counted from the key's first request.
  */
 @ExtendWith(SharedRedis.class)
@@ -31,8 +31,8 @@ class RefreshPeriodRedisIT {
 
     private final String prefix = "rp-" + UUID.randomUUID().toString().substring(0, 8);
 
-    private TwinLimiter twin(Topology topology, ManualClock clock, Limit limit) {
-        return new TwinLimiter(topology, prefix, clock, Rule.of("rp", limit));
+    private RedisTwin twin(Topology topology, ManualClock clock, Limit limit) {
+        return new RedisTwin(topology, prefix, clock, Rule.of("rp", limit));
     }
 
     private static long pttl(Topology topology, String key) {
@@ -42,7 +42,7 @@ class RefreshPeriodRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void aNewKeyStartsItsCyclesAtItsFirstRequest(Topology topology) {
-        try (TwinLimiter l = twin(topology, new ManualClock(T0), TWO_PER_SECOND)) {
+        try (RedisTwin l = twin(topology, new ManualClock(T0), TWO_PER_SECOND)) {
             Decision peek = l.both(r -> r.peek("k", 0));
             assertThat(peek.remaining()).isEqualTo(2);
             assertThat(peek.resetAfterMicros()).isZero();
@@ -71,7 +71,7 @@ class RefreshPeriodRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void anIdleKeyExpiresAfterAFullCycleAndComesBackWithANewPhase(Topology topology) {
-        try (TwinLimiter l = twin(topology, new ManualClock(T0), TWO_PER_SECOND)) {
+        try (RedisTwin l = twin(topology, new ManualClock(T0), TWO_PER_SECOND)) {
             l.both(r -> r.tryAcquire("k"));
             l.clock.advanceMillis(1_500);
             Decision old = l.both(r -> r.peek("k", 0));
@@ -90,7 +90,7 @@ class RefreshPeriodRedisIT {
     @EnumSource(Topology.class)
     void atTheEpochAndAtTheEndOfTheClock(Topology topology) {
         ManualClock clock = new ManualClock(0);
-        try (TwinLimiter l = twin(topology, clock, TWO_PER_SECOND)) {
+        try (RedisTwin l = twin(topology, clock, TWO_PER_SECOND)) {
             assertThat(l.both(r -> r.tryAcquire("k", 2)).resetAfterMicros()).isEqualTo(1_000 * MS);
             assertThat(l.both(r -> r.tryAcquire("k")).retryAfterMicros()).isEqualTo(1_000 * MS);
 
@@ -113,7 +113,7 @@ class RefreshPeriodRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void bestEffortGrantsWhatTheCycleHasLeft(Topology topology) {
-        try (TwinLimiter l = twin(topology, new ManualClock(T0), TWO_PER_SECOND)) {
+        try (RedisTwin l = twin(topology, new ManualClock(T0), TWO_PER_SECOND)) {
             assertThat(l.both(r -> r.tryAcquireAtMost("k", Limit.MAX_COUNT)).granted()).isEqualTo(2);
             Decision none = l.both(r -> r.tryAcquireAtMost("k", Limit.MAX_COUNT));
             assertThat(none.allowed()).isFalse();
@@ -126,7 +126,7 @@ class RefreshPeriodRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void newParametersMidCycle(Topology topology) {
-        try (TwinLimiter l = twin(topology, new ManualClock(T0), TWO_PER_SECOND)) {
+        try (RedisTwin l = twin(topology, new ManualClock(T0), TWO_PER_SECOND)) {
             l.both(r -> r.tryAcquire("k", 2));
             // changeLimitForPeriod: the new limit applies from the next refresh
             l.updateLimit(RefreshPeriod.of(5, Duration.ofSeconds(1)));
@@ -152,7 +152,7 @@ class RefreshPeriodRedisIT {
     @EnumSource(Topology.class)
     void hugeCountsAndADebtThatOutlivesTheClock(Topology topology) {
         RefreshPeriod most = RefreshPeriod.of(Limit.MAX_COUNT, Duration.ofSeconds(1));
-        try (TwinLimiter l = twin(topology, new ManualClock(T0), most)) {
+        try (RedisTwin l = twin(topology, new ManualClock(T0), most)) {
             assertThat(l.both(r -> r.tryAcquire("k", Limit.MAX_COUNT)).remaining()).isZero();
             assertThat(l.both(r -> r.reserve("k", Limit.MAX_COUNT, Duration.ofSeconds(1))).waitMicros())
                     .isEqualTo(1_000 * MS);

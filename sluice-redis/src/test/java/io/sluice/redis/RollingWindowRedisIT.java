@@ -15,7 +15,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The rolling_window port at its edges, on standalone and on the cluster, each call checked against the
- * in-memory store too ({@link WindowPortsTwin}).
+ * in-memory store too ({@link RedisTwin}).
  */
 @ExtendWith(SharedRedis.class)
 class RollingWindowRedisIT {
@@ -24,8 +24,8 @@ class RollingWindowRedisIT {
     private static final long TODAY = 1_767_225_600_000_000L;
     private static final long LONGEST = Arith.micros(Limit.MAX_DURATION);
 
-    private static WindowPortsTwin twin(Topology topology, long start, Limit... limits) {
-        return new WindowPortsTwin(topology, start, Rule.of("roll", limits));
+    private static RedisTwin twin(Topology topology, long start, Limit... limits) {
+        return new RedisTwin(topology, start, Rule.of("roll", limits));
     }
 
     private static void assertDecision(Decision d, boolean allowed, long remaining, long retryAfter, long resetAfter) {
@@ -40,7 +40,7 @@ class RollingWindowRedisIT {
     @EnumSource(Topology.class)
     void istioExampleFromTheEpoch(Topology topology) {
         RollingWindow limit = RollingWindow.of(10, Duration.ofSeconds(100), Duration.ofSeconds(10));
-        try (WindowPortsTwin w = twin(topology, 0, limit)) {
+        try (RedisTwin w = twin(topology, 0, limit)) {
             assertDecision(w.tryAcquire("k", 3), true, 7, 0, 100 * SEC);
             w.clock.setMicros(SEC);
             assertDecision(w.tryAcquire("k", 3), true, 4, 0, 99 * SEC);
@@ -63,7 +63,7 @@ class RollingWindowRedisIT {
         RollingWindow limit = RollingWindow.of(Limit.MAX_COUNT, Limit.MAX_DURATION,
                 Duration.ofNanos(LONGEST / RollingWindow.MAX_BUCKETS * 1_000));
         long start = Arith.MAX_TIME - LONGEST / 2;
-        try (WindowPortsTwin w = twin(topology, start, limit)) {
+        try (RedisTwin w = twin(topology, start, limit)) {
             assertDecision(w.tryAcquire("k", Limit.MAX_COUNT - 1), true, 1, 0, LONGEST);
             w.clock.setMicros(Arith.MAX_TIME);
             assertDecision(w.tryAcquire("k", 2), false, 1, LONGEST / 2, LONGEST / 2);
@@ -72,7 +72,7 @@ class RollingWindowRedisIT {
             assertDecision(w.peek("k", 0), true, 0, 0, LONGEST);
             assertDecision(w.tryAcquire("k", 1), false, 0, LONGEST / 2, LONGEST);
             // No clock reading passes 2^53, so the key lives until then (plus the client-time slack of 1 s).
-            assertThat(w.pttl("rolling_window", "k")).isBetween(1L, 1_000L + 1);
+            assertThat(w.pttl("k", "rolling_window")).isBetween(1L, 1_000L + 1);
         }
     }
 
@@ -80,7 +80,7 @@ class RollingWindowRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void aBucketExpiringOneMicrosecondPastTheEndOfTimeStillCountsAtIt(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, Arith.MAX_TIME - 1, RollingWindow.of(2, Duration.ofNanos(2_000),
+        try (RedisTwin w = twin(topology, Arith.MAX_TIME - 1, RollingWindow.of(2, Duration.ofNanos(2_000),
                 Duration.ofNanos(1_000)))) {
             w.tryAcquire("k", 1);
             w.clock.setMicros(Arith.MAX_TIME);
@@ -92,7 +92,7 @@ class RollingWindowRedisIT {
     @EnumSource(Topology.class)
     void parameterChangesKeepTheLiveBuckets(Topology topology) {
         RollingWindow limit = RollingWindow.of(5, Duration.ofSeconds(10), Duration.ofSeconds(1));
-        try (WindowPortsTwin w = twin(topology, 0, limit)) {
+        try (RedisTwin w = twin(topology, 0, limit)) {
             w.tryAcquire("k", 2);
             w.clock.setMicros(3 * SEC);
             w.tryAcquire("k", 2);
@@ -113,15 +113,15 @@ class RollingWindowRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void anExpiredStateDecidesAsNoneAndTheKeyLivesNoLongerThanNeeded(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, TODAY, RollingWindow.of(2, Duration.ofMinutes(1),
+        try (RedisTwin w = twin(topology, TODAY, RollingWindow.of(2, Duration.ofMinutes(1),
                 Duration.ofSeconds(10)))) {
             assertDecision(w.peek("k", 0), true, 2, 0, 0);
-            assertThat(w.exists("rolling_window", "k")).isFalse();
+            assertThat(w.exists("k", "rolling_window")).isFalse();
             w.tryAcquire("k", 1);
-            assertThat(w.pttl("rolling_window", "k")).isBetween(60_000L, 61_000L);
+            assertThat(w.pttl("k", "rolling_window")).isBetween(60_000L, 61_000L);
             w.clock.advanceMicros(59 * SEC);
             w.tryAcquire("k", 1);
-            assertThat(w.pttl("rolling_window", "k")).isBetween(60_000L, 61_000L);
+            assertThat(w.pttl("k", "rolling_window")).isBetween(60_000L, 61_000L);
             w.clock.advanceMicros(SEC);
             assertDecision(w.peek("k", 0), true, 1, 0, 59 * SEC);
             w.clock.advanceMicros(59 * SEC);
@@ -132,7 +132,7 @@ class RollingWindowRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void aClockGoingBackwardsChargesTheNewestBucket(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, TODAY, RollingWindow.of(4, Duration.ofSeconds(10),
+        try (RedisTwin w = twin(topology, TODAY, RollingWindow.of(4, Duration.ofSeconds(10),
                 Duration.ofSeconds(1)))) {
             w.tryAcquire("k", 1);
             w.clock.advanceMicros(5 * SEC);

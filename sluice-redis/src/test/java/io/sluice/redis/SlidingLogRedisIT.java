@@ -16,7 +16,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The sliding_log port at its edges, on standalone and on the cluster. Every call also runs on the in-memory
- * store ({@link WindowPortsTwin}), so each expected value holds for the Java transition too.
+ * store ({@link RedisTwin}), so each expected value holds for the Java transition too.
  */
 @ExtendWith(SharedRedis.class)
 class SlidingLogRedisIT {
@@ -25,8 +25,8 @@ class SlidingLogRedisIT {
     private static final long SEC = 1_000_000;
     private static final long TODAY = 1_767_225_600_000_000L;
 
-    private static WindowPortsTwin twin(Topology topology, long start, Limit... limits) {
-        return new WindowPortsTwin(topology, start, Rule.of("log", limits));
+    private static RedisTwin twin(Topology topology, long start, Limit... limits) {
+        return new RedisTwin(topology, start, Rule.of("log", limits));
     }
 
     private static SlidingLog log(long limit, Duration window, Duration minGap, boolean countRejected) {
@@ -44,7 +44,7 @@ class SlidingLogRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void essayTimelineFromTheEpoch(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, 0, log(3, Duration.ofSeconds(10), Duration.ofSeconds(1), false))) {
+        try (RedisTwin w = twin(topology, 0, log(3, Duration.ofSeconds(10), Duration.ofSeconds(1), false))) {
             assertDecision(w.tryAcquire("k", 1), true, 2, 0, 10 * SEC);
             w.clock.setMicros(500 * MS);
             assertDecision(w.tryAcquire("k", 1), false, 2, 500 * MS, 9_500 * MS);
@@ -61,7 +61,7 @@ class SlidingLogRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void requestsInTheSameMicrosecondAddUp(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, TODAY, SlidingLog.of(3, Duration.ofSeconds(1)))) {
+        try (RedisTwin w = twin(topology, TODAY, SlidingLog.of(3, Duration.ofSeconds(1)))) {
             assertDecision(w.tryAcquire("k", 1), true, 2, 0, SEC);
             assertDecision(w.tryAcquire("k", 1), true, 1, 0, SEC);
             assertDecision(w.tryAcquire("k", 1), true, 0, 0, SEC);
@@ -77,7 +77,7 @@ class SlidingLogRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void countRejectedKeepsAHammeringClientOutUntilItPauses(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, TODAY, log(2, Duration.ofSeconds(10), Duration.ZERO, true))) {
+        try (RedisTwin w = twin(topology, TODAY, log(2, Duration.ofSeconds(10), Duration.ZERO, true))) {
             assertThat(w.tryAcquire("k", 2).allowed()).isTrue();
             for (int i = 1; i <= 12; i++) {
                 w.clock.advanceMicros(SEC);
@@ -91,7 +91,7 @@ class SlidingLogRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void bestEffortGrantsWhatIsLeftEvenForMoreThanTheLimit(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, TODAY, SlidingLog.of(3, Duration.ofSeconds(1)),
+        try (RedisTwin w = twin(topology, TODAY, SlidingLog.of(3, Duration.ofSeconds(1)),
                 SlidingLog.of(SlidingLog.MAX_LOG, Duration.ofDays(366)).named("huge"))) {
             Decision partial = w.tryAcquireAtMost("k", 10);
             assertThat(partial.granted()).isEqualTo(3);
@@ -99,7 +99,7 @@ class SlidingLogRedisIT {
             w.clock.advanceMicros(SEC);
             assertThat(w.tryAcquireAtMost("k", Limit.MAX_COUNT).granted()).isEqualTo(3);
         }
-        try (WindowPortsTwin w = twin(topology, TODAY, SlidingLog.of(SlidingLog.MAX_LOG, Duration.ofDays(366)))) {
+        try (RedisTwin w = twin(topology, TODAY, SlidingLog.of(SlidingLog.MAX_LOG, Duration.ofDays(366)))) {
             assertThat(w.tryAcquireAtMost("k", Limit.MAX_COUNT).granted()).isEqualTo(SlidingLog.MAX_LOG);
             assertDecision(w.tryAcquire("k", 1), false, 0, Arith.micros(Limit.MAX_DURATION),
                     Arith.micros(Limit.MAX_DURATION));
@@ -110,7 +110,7 @@ class SlidingLogRedisIT {
     @EnumSource(Topology.class)
     void aParameterChangeKeepsTheLogMinusWhatHadLeftTheOldWindow(Topology topology) {
         SlidingLog tenSeconds = SlidingLog.of(3, Duration.ofSeconds(10));
-        try (WindowPortsTwin w = twin(topology, 0, tenSeconds)) {
+        try (RedisTwin w = twin(topology, 0, tenSeconds)) {
             w.tryAcquire("k", 1);
             w.clock.setMicros(5 * SEC);
             w.tryAcquire("k", 1);
@@ -128,7 +128,7 @@ class SlidingLogRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void anotherAlgorithmUnderTheSameNameStartsFresh(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, TODAY, FixedWindow.of(1, Duration.ofMinutes(1)).named("l"))) {
+        try (RedisTwin w = twin(topology, TODAY, FixedWindow.of(1, Duration.ofMinutes(1)).named("l"))) {
             assertThat(w.tryAcquire("k", 1).allowed()).isTrue();
             w.updateLimit(SlidingLog.of(1, Duration.ofMinutes(1)).named("l"));
             assertDecision(w.tryAcquire("k", 1), true, 0, 0, 60 * SEC);
@@ -141,13 +141,13 @@ class SlidingLogRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void nearTheEndOfTimeAnEntryLastsItsWholeWindow(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, Arith.MAX_TIME - 5, SlidingLog.of(2, Duration.ofNanos(10_000)))) {
+        try (RedisTwin w = twin(topology, Arith.MAX_TIME - 5, SlidingLog.of(2, Duration.ofNanos(10_000)))) {
             assertDecision(w.tryAcquire("k", 1), true, 1, 0, 10);
             w.clock.setMicros(Arith.MAX_TIME);
             assertDecision(w.peek("k", 0), true, 1, 0, 5);
             assertDecision(w.tryAcquire("k", 1), true, 0, 0, 10);
             assertDecision(w.tryAcquire("k", 1), false, 0, 5, 10);
-            assertThat(w.pttl("sliding_log", "k")).isBetween(1L, 1_001L);
+            assertThat(w.pttl("k", "sliding_log")).isBetween(1L, 1_001L);
         }
     }
 
@@ -155,7 +155,7 @@ class SlidingLogRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void anEntryExpiringOneMicrosecondPastTheEndOfTimeStillCountsAtIt(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, Arith.MAX_TIME - 1, SlidingLog.of(2, Duration.ofNanos(2_000)))) {
+        try (RedisTwin w = twin(topology, Arith.MAX_TIME - 1, SlidingLog.of(2, Duration.ofNanos(2_000)))) {
             w.tryAcquire("k", 1);
             w.clock.setMicros(Arith.MAX_TIME);
             assertDecision(w.peek("k", 0), true, 1, 0, 1);
@@ -165,16 +165,16 @@ class SlidingLogRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void theKeyLivesNoLongerThanItsNewestEntryMatters(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, TODAY, SlidingLog.of(2, Duration.ofMinutes(1)))) {
-            assertThat(w.exists("sliding_log", "k")).isFalse();
+        try (RedisTwin w = twin(topology, TODAY, SlidingLog.of(2, Duration.ofMinutes(1)))) {
+            assertThat(w.exists("k", "sliding_log")).isFalse();
             assertDecision(w.peek("k", 0), true, 2, 0, 0);
-            assertThat(w.exists("sliding_log", "k")).as("a peek of an empty key writes nothing").isFalse();
+            assertThat(w.exists("k", "sliding_log")).as("a peek of an empty key writes nothing").isFalse();
             w.tryAcquire("k", 1);
             // Client time: the remaining 60 s, counted by the server, plus 1 s for clocks running slow.
-            assertThat(w.pttl("sliding_log", "k")).isBetween(60_000L, 61_000L);
+            assertThat(w.pttl("k", "sliding_log")).isBetween(60_000L, 61_000L);
             w.clock.advanceMicros(30 * SEC);
             w.tryAcquire("k", 1);
-            assertThat(w.pttl("sliding_log", "k")).isBetween(60_000L, 61_000L);
+            assertThat(w.pttl("k", "sliding_log")).isBetween(60_000L, 61_000L);
             assertThat(w.tryAcquire("k", 1).allowed()).isFalse();
             w.clock.advanceMicros(60 * SEC);
             // Expired by the client's clock: decides as no state; the key is left to its TTL.

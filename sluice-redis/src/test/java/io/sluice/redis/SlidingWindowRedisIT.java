@@ -16,7 +16,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The sliding_window port at its edges, on standalone and on the cluster, each call checked against the
- * in-memory store too ({@link WindowPortsTwin}). The estimate's products reach 2^85 with the largest counts
+ * in-memory store too ({@link RedisTwin}). The estimate's products reach 2^85 with the largest counts
  * and windows, so those cases exercise the prelude's exact mul_div.
  */
 @ExtendWith(SharedRedis.class)
@@ -26,8 +26,8 @@ class SlidingWindowRedisIT {
     private static final long TODAY = 1_767_225_600_000_000L;
     private static final long LONGEST = Arith.micros(Limit.MAX_DURATION);
 
-    private static WindowPortsTwin twin(Topology topology, long start, Limit... limits) {
-        return new WindowPortsTwin(topology, start, Rule.of("sw", limits));
+    private static RedisTwin twin(Topology topology, long start, Limit... limits) {
+        return new RedisTwin(topology, start, Rule.of("sw", limits));
     }
 
     private static void assertDecision(Decision d, boolean allowed, long remaining, long retryAfter, long resetAfter) {
@@ -44,7 +44,7 @@ class SlidingWindowRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void systemDesignInterviewExampleFromTheEpoch(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, 0, SlidingWindow.of(7, Duration.ofSeconds(60)))) {
+        try (RedisTwin w = twin(topology, 0, SlidingWindow.of(7, Duration.ofSeconds(60)))) {
             // 5 permits weigh for their window and 48 s + 1 µs of the next (W + 1 − ceil(W / 5)).
             assertDecision(w.tryAcquire("k", 5), true, 2, 0, 108 * SEC + 1);
             w.clock.setMicros(65 * SEC);
@@ -72,7 +72,7 @@ class SlidingWindowRedisIT {
         long lastStart = Arith.MAX_TIME - Arith.MAX_TIME % LONGEST;
         long fades = fadesAt(LONGEST, Limit.MAX_COUNT);
         assertThat(fades).isEqualTo(LONGEST - 31);
-        try (WindowPortsTwin w = twin(topology, lastStart - LONGEST + 1, SlidingWindow.of(Limit.MAX_COUNT,
+        try (RedisTwin w = twin(topology, lastStart - LONGEST + 1, SlidingWindow.of(Limit.MAX_COUNT,
                 Limit.MAX_DURATION))) {
             assertDecision(w.tryAcquire("k", Limit.MAX_COUNT), true, 0, 0, LONGEST + fades - 1);
             w.clock.setMicros(lastStart + LONGEST / 3);
@@ -92,7 +92,7 @@ class SlidingWindowRedisIT {
             // This state expires past 2^53; at MAX_TIME it must still count.
             assertDecision(rest, true, 0, 0, LONGEST + fadesAt(LONGEST, granted) - elapsed);
             assertDecision(w.peek("k", 0), true, 0, 0, LONGEST + fadesAt(LONGEST, granted) - elapsed);
-            assertThat(w.pttl("sliding_window", "k")).isPositive();
+            assertThat(w.pttl("k", "sliding_window")).isPositive();
         }
     }
 
@@ -100,7 +100,7 @@ class SlidingWindowRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void aStateExpiringOneMicrosecondPastTheEndOfTimeStillCountsAtIt(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, Arith.MAX_TIME - 1, SlidingWindow.of(2, Duration.ofNanos(1_000)))) {
+        try (RedisTwin w = twin(topology, Arith.MAX_TIME - 1, SlidingWindow.of(2, Duration.ofNanos(1_000)))) {
             assertDecision(w.tryAcquire("k", 1), true, 1, 0, 2);
             w.clock.setMicros(Arith.MAX_TIME);
             // The count of window 2^53 − 1 weighs floor(1 · 1 / 1) = 1 at the start of the next one.
@@ -111,12 +111,12 @@ class SlidingWindowRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void anExpiredStateDecidesAsNoneAndTheKeyLivesNoLongerThanNeeded(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, TODAY, SlidingWindow.of(4, Duration.ofSeconds(1)))) {
-            assertThat(w.exists("sliding_window", "k")).isFalse();
+        try (RedisTwin w = twin(topology, TODAY, SlidingWindow.of(4, Duration.ofSeconds(1)))) {
+            assertThat(w.exists("k", "sliding_window")).isFalse();
             assertDecision(w.peek("k", 0), true, 4, 0, 0);
             // 2 permits weigh until 1 s (their window) + 0.5 s + 1 µs (as the previous window's).
             assertDecision(w.tryAcquire("k", 2), true, 2, 0, 1_500_001);
-            assertThat(w.pttl("sliding_window", "k")).isBetween(2_000L, 2_501L);
+            assertThat(w.pttl("k", "sliding_window")).isBetween(2_000L, 2_501L);
             w.clock.advanceMicros(1_500_000);
             assertDecision(w.peek("k", 0), true, 3, 0, 1);
             w.clock.advanceMicros(1);
@@ -133,7 +133,7 @@ class SlidingWindowRedisIT {
     @EnumSource(Topology.class)
     void aNewLimitKeepsTheCountsAndANewWindowRestarts(Topology topology) {
         SlidingWindow limit = SlidingWindow.of(4, Duration.ofSeconds(10));
-        try (WindowPortsTwin w = twin(topology, TODAY, limit)) {
+        try (RedisTwin w = twin(topology, TODAY, limit)) {
             w.tryAcquire("k", 3);
             w.updateLimit(limit.withLimit(3));
             // Passes 1 µs into the next window, where the 3 weigh floor(3 · (W − 1) / W) = 2.
@@ -148,7 +148,7 @@ class SlidingWindowRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void bestEffortAndAClockGoingBackwards(Topology topology) {
-        try (WindowPortsTwin w = twin(topology, TODAY + 500_000, SlidingWindow.of(5, Duration.ofSeconds(1)))) {
+        try (RedisTwin w = twin(topology, TODAY + 500_000, SlidingWindow.of(5, Duration.ofSeconds(1)))) {
             w.tryAcquire("k", 3);
             assertThat(w.tryAcquireAtMost("k", 10).granted()).isEqualTo(2);
             w.clock.setMicros(TODAY + 300_000);

@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * smooth_bursty's port at its edges, through the whole stack on standalone and on the cluster. Every decision
- * is also made by the in-memory store on the same clock and must be equal ({@link TwinLimiter}). The numbers:
+ * is also made by the in-memory store on the same clock and must be equal ({@link RedisTwin}). The numbers:
  * 5 permits/s is a stable interval of 200,000 us, and a burst of 1 s saves up to 5 permits.
  */
 @ExtendWith(SharedRedis.class)
@@ -30,8 +30,8 @@ class SmoothBurstyRedisIT {
 
     private final String prefix = "sb-" + UUID.randomUUID().toString().substring(0, 8);
 
-    private TwinLimiter twin(Topology topology, ManualClock clock, Limit... limits) {
-        return new TwinLimiter(topology, prefix, clock, Rule.of("sb", limits));
+    private RedisTwin twin(Topology topology, ManualClock clock, Limit... limits) {
+        return new RedisTwin(topology, prefix, clock, Rule.of("sb", limits));
     }
 
     private static long pttl(Topology topology, String key) {
@@ -41,7 +41,7 @@ class SmoothBurstyRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void aNewKeyAdmitsAnySizeAndTheNextRequestPays(Topology topology) {
-        try (TwinLimiter l = twin(topology, new ManualClock(T0), SmoothBursty.of(5.0))) {
+        try (RedisTwin l = twin(topology, new ManualClock(T0), SmoothBursty.of(5.0))) {
             Decision peek = l.both(r -> r.peek("k", 0));
             assertThat(peek.remaining()).as("a new limiter has saved nothing").isZero();
             assertThat(peek.resetAfterMicros()).as("an idle second fills it").isEqualTo(1_000 * MS);
@@ -68,7 +68,7 @@ class SmoothBurstyRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void aFullKeyExpiresAndComesBackWithNothingSaved(Topology topology) {
-        try (TwinLimiter l = twin(topology, new ManualClock(T0), SmoothBursty.of(5.0))) {
+        try (RedisTwin l = twin(topology, new ManualClock(T0), SmoothBursty.of(5.0))) {
             assertThat(l.both(r -> r.tryAcquire("k")).resetAfterMicros()).isEqualTo(1_200 * MS);
             l.clock.advanceMicros(1_199_999);
             Decision almost = l.both(r -> r.peek("k", 0));
@@ -88,7 +88,7 @@ class SmoothBurstyRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void inARuleOfSeveralLimitsAFullKeyExpiresOnItsOwn(Topology topology) {
-        try (TwinLimiter l = twin(topology, new ManualClock(T0), FixedWindow.of(100, Duration.ofHours(1)),
+        try (RedisTwin l = twin(topology, new ManualClock(T0), FixedWindow.of(100, Duration.ofHours(1)),
                 SmoothBursty.of(5.0))) {
             l.both(r -> r.tryAcquire("k"));
             l.clock.advanceMillis(1_200);
@@ -102,7 +102,7 @@ class SmoothBurstyRedisIT {
     @EnumSource(Topology.class)
     void atTheEpochAndAtTheEndOfTheClock(Topology topology) {
         ManualClock clock = new ManualClock(0);
-        try (TwinLimiter l = twin(topology, clock, SmoothBursty.of(5.0))) {
+        try (RedisTwin l = twin(topology, clock, SmoothBursty.of(5.0))) {
             assertThat(l.both(r -> r.tryAcquire("k")).resetAfterMicros()).isEqualTo(1_200 * MS);
             // a reservation of 10^12 permits pushes the ticket to the end of the clock (year 2255), no further
             Decision huge = l.both(r -> r.reserve("k", Limit.MAX_COUNT, Duration.ofDays(365L * 1000)));
@@ -125,7 +125,7 @@ class SmoothBurstyRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void bestEffortGrantsEverythingOnceTheTicketHasCome(Topology topology) {
-        try (TwinLimiter l = twin(topology, new ManualClock(T0), SmoothBursty.of(5.0))) {
+        try (RedisTwin l = twin(topology, new ManualClock(T0), SmoothBursty.of(5.0))) {
             Decision all = l.both(r -> r.tryAcquireAtMost("k", Limit.MAX_COUNT));
             assertThat(all.granted()).isEqualTo(Limit.MAX_COUNT);
             Decision none = l.both(r -> r.tryAcquireAtMost("k", 5));
@@ -138,7 +138,7 @@ class SmoothBurstyRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void aNewRateScalesTheSavedPermitsAsGuavasSetRate(Topology topology) {
-        try (TwinLimiter l = twin(topology, new ManualClock(T0), SmoothBursty.of(5.0))) {
+        try (RedisTwin l = twin(topology, new ManualClock(T0), SmoothBursty.of(5.0))) {
             l.both(r -> r.tryAcquire("k"));
             l.clock.advanceMillis(700);
             // 2.5 permits saved at 5/s, scaled by 10 / 5 when the burst grows to 10 permits
@@ -163,8 +163,8 @@ class SmoothBurstyRedisIT {
     @EnumSource(Topology.class)
     void extremeRatesAndCounts(Topology topology) {
         ManualClock clock = new ManualClock(T0);
-        try (TwinLimiter slowest = twin(topology, clock, new SmoothBursty("slowest", 1.0 / 31_622_400, 31_622_400));
-             TwinLimiter fastest = new TwinLimiter(topology, prefix, clock,
+        try (RedisTwin slowest = twin(topology, clock, new SmoothBursty("slowest", 1.0 / 31_622_400, 31_622_400));
+             RedisTwin fastest = new RedisTwin(topology, prefix, clock,
                      Rule.of("fast", new SmoothBursty("fastest", 1_000_000.0, 31_622_400)))) {
             Decision one = slowest.both(r -> r.tryAcquire("k"));
             // one permit per 366 days (an interval of 1 / (1 / 31,622,400) s, not exactly a whole number of us),

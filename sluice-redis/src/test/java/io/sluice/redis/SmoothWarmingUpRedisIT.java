@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * smooth_warming_up's port at its edges, through the whole stack on standalone and on the cluster. Every
- * decision is also made by the in-memory store on the same clock and must be equal ({@link TwinLimiter}).
+ * decision is also made by the in-memory store on the same clock and must be equal ({@link RedisTwin}).
  * The numbers are Guava's testWarmUp: 2 permits/s (500,000 us), warmup 4 s, cold factor 3: threshold 4
  * permits, maxPermits 8, slope 250,000 us per permit.
  */
@@ -35,8 +35,8 @@ class SmoothWarmingUpRedisIT {
 
     private final String prefix = "swu-" + UUID.randomUUID().toString().substring(0, 8);
 
-    private TwinLimiter twin(Topology topology, ManualClock clock, Limit limit) {
-        return new TwinLimiter(topology, prefix, clock, Rule.of("swu", limit));
+    private RedisTwin twin(Topology topology, ManualClock clock, Limit limit) {
+        return new RedisTwin(topology, prefix, clock, Rule.of("swu", limit));
     }
 
     private static long pttl(Topology topology, String key) {
@@ -44,7 +44,7 @@ class SmoothWarmingUpRedisIT {
     }
 
     /** Acquires one permit at a time as Guava's acquire() does: reserve, then sleep the wait. */
-    private static List<Long> acquire(TwinLimiter l, int times) {
+    private static List<Long> acquire(RedisTwin l, int times) {
         List<Long> waits = new ArrayList<>();
         for (int i = 0; i < times; i++) {
             Decision d = l.both(r -> r.reserve("k", 1, FOREVER));
@@ -57,7 +57,7 @@ class SmoothWarmingUpRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void aNewKeyIsColdAndWarmsUpAsGuavasTestWarmUp(Topology topology) {
-        try (TwinLimiter l = twin(topology, new ManualClock(T0), GUAVA)) {
+        try (RedisTwin l = twin(topology, new ManualClock(T0), GUAVA)) {
             Decision peek = l.both(r -> r.peek("k", 0));
             assertThat(peek.remaining()).as("cold: all 8 permits stored").isEqualTo(8);
             assertThat(peek.resetAfterMicros()).isZero();
@@ -73,7 +73,7 @@ class SmoothWarmingUpRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void aKeyThatCooledDownIsExactlyANewKey(Topology topology) {
-        try (TwinLimiter l = twin(topology, new ManualClock(T0), GUAVA)) {
+        try (RedisTwin l = twin(topology, new ManualClock(T0), GUAVA)) {
             acquire(l, 8);
             Decision warm = l.both(r -> r.peek("k", 0));
             assertThat(warm.resetAfterMicros()).as("4 s of idling after the last ticket").isEqualTo(4_500 * MS);
@@ -91,7 +91,7 @@ class SmoothWarmingUpRedisIT {
     @EnumSource(Topology.class)
     void atTheEpochAndAtTheEndOfTheClock(Topology topology) {
         ManualClock clock = new ManualClock(0);
-        try (TwinLimiter l = twin(topology, clock, GUAVA)) {
+        try (RedisTwin l = twin(topology, clock, GUAVA)) {
             Decision huge = l.both(r -> r.reserve("k", Limit.MAX_COUNT, FOREVER));
             assertThat(huge.waitMicros()).isZero();
             assertThat(huge.resetAfterMicros()).as("the ticket saturates at the end of the clock")
@@ -113,7 +113,7 @@ class SmoothWarmingUpRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void bestEffortGrantsEverythingOnceTheTicketHasCome(Topology topology) {
-        try (TwinLimiter l = twin(topology, new ManualClock(T0), GUAVA)) {
+        try (RedisTwin l = twin(topology, new ManualClock(T0), GUAVA)) {
             assertThat(l.both(r -> r.tryAcquireAtMost("k", Limit.MAX_COUNT)).granted()).isEqualTo(Limit.MAX_COUNT);
             Decision none = l.both(r -> r.tryAcquireAtMost("k", 5));
             assertThat(none.granted()).isZero();
@@ -124,7 +124,7 @@ class SmoothWarmingUpRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void newParametersScaleTheStoredPermitsAsGuavasSetRate(Topology topology) {
-        try (TwinLimiter l = twin(topology, new ManualClock(T0), GUAVA)) {
+        try (RedisTwin l = twin(topology, new ManualClock(T0), GUAVA)) {
             acquire(l, 2); // 6 stored, ticket at 2.5 s, now 1.375 s
             l.clock.advanceMillis(1_375);
             // 6.5 stored at 2/s; at 4/s the threshold is 8 and maxPermits 16: 6.5 * 16 / 8 = 13
@@ -155,7 +155,7 @@ class SmoothWarmingUpRedisIT {
                 new SmoothWarmingUp("w", 1_000_000.0, Duration.ofNanos(1_000), 3.0));
         Random random = new Random(7);
         for (int n = 0; n < limits.size(); n++) {
-            try (TwinLimiter l = new TwinLimiter(topology, prefix, clock, Rule.of("x" + n, limits.get(n)))) {
+            try (RedisTwin l = new RedisTwin(topology, prefix, clock, Rule.of("x" + n, limits.get(n)))) {
                 for (int i = 0; i < 40; i++) {
                     long permits = random.nextBoolean() ? 1 + random.nextInt(5) : Limit.MAX_COUNT - random.nextInt(3);
                     Duration maxWait = Duration.ofMillis(random.nextInt(3_000));

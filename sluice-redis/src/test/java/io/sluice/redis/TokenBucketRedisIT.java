@@ -18,7 +18,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The token_bucket port at its edges, on standalone and on the cluster: every decision is made by the Lua port
- * and by the Java transition (in memory) on one clock and must be identical ({@link PortTwin}); the numbers
+ * and by the Java transition (in memory) on one clock and must be identical ({@link RedisTwin}); the numbers
  * asserted besides are the essay's.
  */
 @ExtendWith(SharedRedis.class)
@@ -37,7 +37,7 @@ class TokenBucketRedisIT {
     @EnumSource(Topology.class)
     void emptyStateFollowsTheEssaysGreedyExampleWithItsRoundingError(Topology topology) {
         // 3 tokens per second (a = 3, b = 10^6), a bucket of 10 holding 2 (a new key holds 3, one is taken)
-        try (PortTwin t = new PortTwin(topology, TODAY, "greedy", bucket(10, 3, Duration.ofSeconds(1), Refill.GREEDY, 3))) {
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "greedy", bucket(10, 3, Duration.ofSeconds(1), Refill.GREEDY, 3))) {
             assertThat(t.peek("k", 0).remaining()).isEqualTo(3);
             assertThat(t.exists("k", "tb")).as("a peek writes nothing").isFalse();
             assertThat(t.tryAcquire("k", 1).remaining()).isEqualTo(2);
@@ -57,7 +57,7 @@ class TokenBucketRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void anExpiredStateIsAFreshKeyAndItsKeyLivesNoLongerThanNeeded(Topology topology) {
-        try (PortTwin t = new PortTwin(topology, TODAY, "expiry", TokenBucket.of(5, 1, Duration.ofSeconds(1)).named("tb"))) {
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "expiry", TokenBucket.of(5, 1, Duration.ofSeconds(1)).named("tb"))) {
             Decision d = t.tryAcquire("k", 3);
             assertThat(d.resetAfterMicros()).isEqualTo(3 * S);
             t.assertTtl("k", "tb", 3 * S);
@@ -69,7 +69,7 @@ class TokenBucketRedisIT {
             t.assertTtl("k", "tb", 5 * S);
         }
         // initialTokens < capacity: once full again the key is new, with 2 tokens, in both stores
-        try (PortTwin t = new PortTwin(topology, TODAY, "initial",
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "initial",
                 bucket(10, 1, Duration.ofSeconds(1), Refill.GREEDY, 2), TokenBucket.of(100, 1, Duration.ofDays(1)))) {
             assertThat(t.tryAcquire("k", 2).allowed()).isTrue();
             t.clock.advanceMillis(9_999);
@@ -83,7 +83,7 @@ class TokenBucketRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void clockAtTheEpoch(Topology topology) {
-        try (PortTwin t = new PortTwin(topology, 0, "epoch", bucket(3, 3, Duration.ofSeconds(1), Refill.INTERVAL_ALIGNED, 3))) {
+        try (RedisTwin t = new RedisTwin(topology, 0, "epoch", bucket(3, 3, Duration.ofSeconds(1), Refill.INTERVAL_ALIGNED, 3))) {
             assertThat(t.tryAcquire("k", 3).resetAfterMicros()).isEqualTo(S);
             t.clock.setMicros(999_999);
             assertThat(t.tryAcquire("k", 1).retryAfterMicros()).isEqualTo(1);
@@ -98,7 +98,7 @@ class TokenBucketRedisIT {
     @EnumSource(Topology.class)
     void farFutureAtTheEndOfTheClock(Topology topology) {
         long start = Arith.MAX_TIME - 2_500_001;
-        try (PortTwin t = new PortTwin(topology, start, "end", TokenBucket.of(10, 1, Duration.ofSeconds(1)).named("tb"),
+        try (RedisTwin t = new RedisTwin(topology, start, "end", TokenBucket.of(10, 1, Duration.ofSeconds(1)).named("tb"),
                 bucket(7, 3, Duration.ofMillis(1), Refill.INTERVAL, 7).named("iv"))) {
             assertThat(t.tryAcquire("k", 7).allowed()).isTrue(); // tb: 3 left, iv: 0 left
             assertThat(t.reserve("k", 3, FOREVER).waitMicros()).isEqualTo(MS); // iv's next period
@@ -118,7 +118,7 @@ class TokenBucketRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void bestEffortAsksForMoreThanTheCapacity(Topology topology) {
-        try (PortTwin t = new PortTwin(topology, TODAY, "best", TokenBucket.of(5, 1, Duration.ofSeconds(1)).named("tb"),
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "best", TokenBucket.of(5, 1, Duration.ofSeconds(1)).named("tb"),
                 bucket(8, 1, Duration.ofSeconds(1), Refill.INTERVAL, 8).named("iv"))) {
             assertThat(t.tryAcquireAtMost("k", Limit.MAX_COUNT).granted()).isEqualTo(5);
             assertThat(t.tryAcquireAtMost("k", Limit.MAX_COUNT).granted()).isZero();
@@ -132,7 +132,7 @@ class TokenBucketRedisIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void aParameterChangeMidRefillKeepsTheTokensAsBucket4jAsIs(Topology topology) {
-        try (PortTwin t = new PortTwin(topology, TODAY, "mig", bucket(10, 3, Duration.ofSeconds(1), Refill.GREEDY, 10))) {
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "mig", bucket(10, 3, Duration.ofSeconds(1), Refill.GREEDY, 10))) {
             t.tryAcquire("k", 10);
             t.clock.advanceMillis(500); // 1 token and half a token of rounding error
             t.updateLimit(bucket(20, 3, Duration.ofSeconds(1), Refill.GREEDY, 20)); // same rate: error kept
@@ -159,7 +159,7 @@ class TokenBucketRedisIT {
     @EnumSource(Topology.class)
     void hugeCountsStayExact(Topology topology) {
         // 10^12 tokens refilled at 10^12 per µs: a = 10^12, b = 1
-        try (PortTwin t = new PortTwin(topology, TODAY, "huge",
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "huge",
                 bucket(Limit.MAX_COUNT, Limit.MAX_COUNT, Duration.ofNanos(1_000), Refill.GREEDY, Limit.MAX_COUNT))) {
             assertThat(t.tryAcquire("k", Limit.MAX_COUNT).remaining()).isZero();
             for (int i = 0; i < 3; i++) {
@@ -173,7 +173,7 @@ class TokenBucketRedisIT {
             assertThat(t.peek("k", 0).remaining()).isEqualTo(Limit.MAX_COUNT);
         }
         // 1 token a year: debts up to the 2^53 bound, and a refill after the end of the clock ("never")
-        try (PortTwin t = new PortTwin(topology, TODAY, "slow",
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "slow",
                 bucket(Limit.MAX_COUNT, 1, Duration.ofDays(366), Refill.GREEDY, Limit.MAX_COUNT))) {
             Decision all = t.tryAcquire("k", Limit.MAX_COUNT);
             assertThat(all.resetAfterMicros()).isEqualTo(Long.MAX_VALUE);
