@@ -1,4 +1,6 @@
-package io.sluice.redis;
+package io.sluice.bench.probe;
+
+import io.sluice.redis.RedisStore;
 
 import io.sluice.Decision;
 import io.sluice.FixedWindow;
@@ -31,8 +33,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * thread per decision (network reads and writes included, as the benchmark module counts it). Commandstats time
  * is wall-clock time, which a busy machine inflates whenever it preempts Redis mid-command; CPU time is not.
  *
- * <p>Run it from the module after {@code mvn -o -pl sluice-redis -am test-compile}:
- * {@code java -cp <test classpath> io.sluice.redis.RedisCpuProbe [decisions] [exact|coalesced|both] [rounds] [algorithm]}: the minimum and the median over the rounds
+ * <p>Run it from the module after {@code mvn -o -pl sluice-bench -am package -DskipTests}:
+ * {@code java -cp sluice-bench/target/sluice-bench.jar io.sluice.bench.probe.RedisCpuProbe [decisions] [exact|coalesced|both] [rounds] [algorithm]}: the minimum and the median over the rounds
  * (the machine's other load inflates Redis's timings, never deflates them).
  */
 public final class RedisCpuProbe {

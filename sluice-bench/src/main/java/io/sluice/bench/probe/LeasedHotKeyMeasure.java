@@ -1,4 +1,6 @@
-package io.sluice.redis;
+package io.sluice.bench.probe;
+
+import io.sluice.redis.RedisStore;
 
 import io.sluice.Decision;
 import io.sluice.FixedWindow;
@@ -24,7 +26,7 @@ import java.util.concurrent.atomic.LongAdder;
  * redis-server on a free loopback port.
  *
  * <pre>
- * java -cp TEST_CLASSPATH io.sluice.redis.LeasedHotKeyMeasure [THREADS] [SECONDS]
+ * java -cp sluice-bench/target/sluice-bench.jar io.sluice.bench.probe.LeasedHotKeyMeasure [THREADS] [SECONDS]
  * </pre>
  */
 public final class LeasedHotKeyMeasure {

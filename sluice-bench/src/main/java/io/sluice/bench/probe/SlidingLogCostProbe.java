@@ -1,4 +1,6 @@
-package io.sluice.redis;
+package io.sluice.bench.probe;
+
+import io.sluice.redis.RedisStore;
 
 import io.sluice.RateLimiter;
 import io.sluice.Rule;
@@ -17,8 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * reports in {@code INFO commandstats} (wall-clock time inside Redis) and the CPU time of Redis's main thread,
  * per decision.
  *
- * <p>Run it from the module after {@code mvn -o -pl sluice-redis -am test-compile}:
- * {@code java -cp <test classpath> io.sluice.redis.SlidingLogCostProbe [decisions per length] [lengths...]}, or
+ * <p>Run it from the module after {@code mvn -o -pl sluice-bench -am package -DskipTests}:
+ * {@code java -cp sluice-bench/target/sluice-bench.jar io.sluice.bench.probe.SlidingLogCostProbe [decisions per length] [lengths...]}, or
  * with the single argument {@code hour} for the benchmark's whole hour on one key (see {@link #hour()}).
  */
 public final class SlidingLogCostProbe {
