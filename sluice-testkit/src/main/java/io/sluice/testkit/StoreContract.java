@@ -82,13 +82,15 @@ public abstract class StoreContract {
     @AfterEach
     void closeStore() {
         limiters.forEach(RateLimiter::close);
-        store.close();
+        if (store != null) {    // null when the case was skipped before the store was opened
+            store.close();
+        }
     }
 
     /**
      * The rule a test runs: {@code limits} in the default (exact) mode. A store whose modes decide elsewhere
-     * (coalesced, leased, synced) overrides this to run the contract in that mode, and overrides, as disabled
-     * with the reason, the cases its mode cannot satisfy by design.
+     * (coalesced, leased, synced) overrides this to run the contract in that mode, and names in
+     * {@link #casesNotApplicable} the cases its mode cannot satisfy by design.
      */
     protected Rule rule(String name, Limit... limits) {
         return Rule.of(name, limits);
