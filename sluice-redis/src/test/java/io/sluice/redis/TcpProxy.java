@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * network failure does to a client: lose a reply after the command ran, swallow commands, cut connections.
  * Each accepted connection gets its own upstream connection and two pump threads.
  */
-final class TcpProxy implements AutoCloseable {
+public final class TcpProxy implements AutoCloseable {
 
     private final int targetPort;
     private final ServerSocket server;
@@ -32,7 +32,7 @@ final class TcpProxy implements AutoCloseable {
     private volatile String marker = "EVALSHA";
     private volatile boolean closed;
 
-    TcpProxy(int targetPort) throws IOException {
+    public TcpProxy(int targetPort) throws IOException {
         this.targetPort = targetPort;
         this.server = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"));
         Thread acceptor = new Thread(this::acceptLoop, "tcp-proxy-accept");
@@ -40,7 +40,7 @@ final class TcpProxy implements AutoCloseable {
         acceptor.start();
     }
 
-    String uri() {
+    public String uri() {
         return "redis://127.0.0.1:" + server.getLocalPort();
     }
 
@@ -48,18 +48,18 @@ final class TcpProxy implements AutoCloseable {
      * The next client chunk containing {@code marker} is forwarded and runs in Redis, but its reply never
      * reaches the client: the proxy cuts both connections instead.
      */
-    void dropReplyAfter(String marker) {
+    public void dropReplyAfter(String marker) {
         this.marker = marker;
         dropNextReply.set(true);
     }
 
     /** While on, bytes from the client are read and discarded: commands never reach Redis. */
-    void blackhole(boolean on) {
+    public void blackhole(boolean on) {
         blackhole.set(on);
     }
 
     /** Cuts every open connection, as a network failure would; the client may reconnect. */
-    void dropConnections() {
+    public void dropConnections() {
         for (Socket s : sockets) {
             closeQuietly(s);
         }
@@ -67,21 +67,21 @@ final class TcpProxy implements AutoCloseable {
     }
 
     /** Connections accepted so far (a reconnect adds one). */
-    int connections() {
+    public int connections() {
         return connections.get();
     }
 
     /** Client chunks forwarded to Redis so far. */
-    int forwardedChunks() {
+    public int forwardedChunks() {
         return forwardedChunks.get();
     }
 
     /** Whether any forwarded client chunk contained {@code text}. */
-    boolean forwardedAny(String text) {
+    public boolean forwardedAny(String text) {
         return forwarded.stream().anyMatch(c -> c.contains(text));
     }
 
-    void resetCounters() {
+    public void resetCounters() {
         forwardedChunks.set(0);
         forwarded.clear();
     }

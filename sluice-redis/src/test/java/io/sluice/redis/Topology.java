@@ -7,22 +7,22 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** The two shared test deployments, and inspection of the keys they hold whatever the node. */
-enum Topology {
+public enum Topology {
     STANDALONE, CLUSTER;
 
     /** A store builder pointing at the shared server or cluster. */
-    RedisStore.Builder builder() {
+    public RedisStore.Builder builder() {
         return this == STANDALONE ? RedisStore.builder().uri(RedisServer.shared().uri())
                 : RedisStore.builder().uri(RedisCluster.shared().uri()).cluster(true);
     }
 
     /** The nodes that hold keys. */
-    List<RedisServer> nodes() {
+    public List<RedisServer> nodes() {
         return this == STANDALONE ? List.of(RedisServer.shared()) : RedisCluster.shared().nodes();
     }
 
     /** Runs a command about {@code key} on the node that owns it. */
-    Object call(String key, String... command) {
+    public Object call(String key, String... command) {
         RespConnection.RespError moved = null;
         for (RedisServer node : nodes()) {
             try {
@@ -38,12 +38,12 @@ enum Topology {
     }
 
     /** The state stored at {@code key} (on the node that owns it), or null when there is none. */
-    StoredState state(String key) {
+    public StoredState state(String key) {
         return StoredState.parse(call(key, "GET", key));
     }
 
     /** Keys matching {@code pattern} on every node. */
-    List<String> keys(String pattern) {
+    public List<String> keys(String pattern) {
         List<String> keys = new ArrayList<>();
         for (RedisServer node : nodes()) {
             for (Object k : (List<?>) node.call("KEYS", pattern)) {
@@ -54,7 +54,7 @@ enum Topology {
     }
 
     /** Keys matching {@code pattern}, per node. */
-    List<List<String>> keysPerNode(String pattern) {
+    public List<List<String>> keysPerNode(String pattern) {
         List<List<String>> out = new ArrayList<>();
         for (RedisServer node : nodes()) {
             List<String> keys = new ArrayList<>();
@@ -67,7 +67,7 @@ enum Topology {
     }
 
     /** Empties every node's script cache. */
-    void flushScripts() {
+    public void flushScripts() {
         nodes().forEach(n -> n.call("SCRIPT", "FLUSH"));
     }
 }

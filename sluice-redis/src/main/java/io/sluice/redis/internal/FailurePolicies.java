@@ -112,7 +112,7 @@ public final class FailurePolicies implements AutoCloseable {
      * sent (the breaker refused the batch, or the wait gave up), in which case {@code error} is the failure of
      * all. A call that succeeded keeps its Redis decision; the targets of a call that failed unavailable are
      * each decided by their rule's policy; the target decisions are combined as for targets in different slots
-     * ({@link DefaultRedisStore#combine}). So a multi-target request decided by policies is not atomic across
+     * ({@link BatchDecisions#combine}). So a multi-target request decided by policies is not atomic across
      * its targets: a local fallback that admits one target stays charged when another rejects.
      *
      * @throws RuntimeException the failure, when a failed call is not an outage or a target's rule has the
@@ -120,7 +120,7 @@ public final class FailurePolicies implements AutoCloseable {
      */
     Decision decideBatch(BatchRequest request, List<CompletableFuture<Decision>> parts, Throwable error) {
         if (parts == null) {
-            return DefaultRedisStore.combine(byPolicy(request.targets(), request.request(), error));
+            return BatchDecisions.combine(byPolicy(request.targets(), request.request(), error));
         }
         List<Decision> decisions = new ArrayList<>(request.targets().size());
         for (int i = 0; i < parts.size(); i++) {
@@ -132,7 +132,7 @@ public final class FailurePolicies implements AutoCloseable {
                         request.request(), failure));
             }
         }
-        return DefaultRedisStore.combine(decisions);
+        return BatchDecisions.combine(decisions);
     }
 
     private List<Decision> byPolicy(List<BatchRequest.Target> targets, Request request, Throwable error) {

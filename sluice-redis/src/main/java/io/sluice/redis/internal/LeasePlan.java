@@ -17,12 +17,12 @@ import java.util.List;
 
 /**
  * What a lease of one leased-mode rule may be: how many permits one lease may take and how long its permits
- * may be spent after the lease call was sent. Immutable; built once per rule (version) by {@link Leases}.
+ * may be spent after the lease call was sent. Immutable; built once per rule (version) by {@link LeasedMode}.
  *
  * <h2>Lifetime: why permits may not outlive their window</h2>
  *
  * A lease charges Redis at the moment of the call and the node spends the permits later. For most algorithms
- * that lag is the only difference from exact mode (see {@link Leases}). For {@code fixed_window} and
+ * that lag is the only difference from exact mode (see {@link LeasedMode}). For {@code fixed_window} and
  * {@code refresh_period} it would be more: their state forgets what was charged at the end of a window (cycle),
  * and the next window hands out its full limit again. A permit charged in window k and spent in window k + 1
  * would come on top of the limit of window k + 1. So a lease of a rule with such a limit lives at most until
@@ -45,7 +45,7 @@ import java.util.List;
  *       end is {@code now − now mod W + W}, exactly as the script computes it.
  *   <li><b>Otherwise</b> (several limits, and a {@code fixed_window} aligned to the first request, a
  *       {@code refresh_period}, or an epoch-aligned window under Redis server time) the end of the window is
- *       not known to this node: such a rule is not leased ({@link Bound#NONE}) and {@link Leases} leaves its
+ *       not known to this node: such a rule is not leased ({@link Bound#NONE}) and {@link LeasedMode} leaves its
  *       requests to exact mode, one script call each, which keeps the guarantee.
  *   <li>Rules without a windowed limit ({@link Bound#TTL}) lease for the TTL.
  * </ul>
