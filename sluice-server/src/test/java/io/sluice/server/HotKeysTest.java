@@ -24,7 +24,9 @@ class HotKeysTest {
             if (i % 2_000 == 0) {
                 clock.advance(Duration.ofSeconds(1));
             }
-            assertThat(i % 10_000 != 0 || hot.counters() <= bound).isTrue();
+            if (i % 1_000 == 0) {
+                assertThat(hot.counters()).isLessThanOrEqualTo((int) bound);
+            }
         }
         assertThat(hot.counters()).isEqualTo((int) bound);
         HotKeys.Report r = hot.report(3);
