@@ -27,8 +27,8 @@ import java.util.Map;
  *
  * <p><b>Memory bound.</b> At most {@code 2 × SLOTS × capacity} counters ({@link #counters()}; 3,072 with the
  * default capacity of {@value #DEFAULT_CAPACITY}), each holding a reference to its rule's name and its key
- * (at most 512 characters): about 1.2 KB per counter with the longest keys, so under 4 MB in all, and a few
- * hundred kilobytes for keys of tens of characters.
+ * (at most 512 characters): about 1.2 KB per counter with the longest keys, so under 4 MB in all, and under
+ * 1 MB for keys of tens of characters.
  *
  * <p><b>Accuracy.</b> A reported count is an upper bound and {@code count - error} a lower bound of the key's
  * true number in the window; a key absent from a slot's sketch is counted there at that sketch's minimum (the
