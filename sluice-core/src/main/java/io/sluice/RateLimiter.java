@@ -139,7 +139,10 @@ public interface RateLimiter extends AutoCloseable {
             return this;
         }
 
-        /** Told of every decision ({@link SluiceListener#onDecision}); default {@link SluiceListener#NONE}. */
+        /**
+         * Told of every decision and its key ({@link SluiceListener#onDecision(Rule, String, Decision)}); default
+         * {@link SluiceListener#NONE}.
+         */
         public Builder listener(SluiceListener listener) {
             this.listener = Checks.notNull(listener, "listener");
             return this;

@@ -29,7 +29,25 @@ public interface SluiceListener {
         HALF_OPEN
     }
 
-    /** A limiter decided a request for a key under {@code rule} ({@link Decision#source()} says who decided). */
+    /**
+     * A limiter decided a request for {@code key} under {@code rule} ({@link Decision#source()} says who decided):
+     * what an application audits ("who was limited") and what the server's hottest-keys report counts. Limiters
+     * call this method, once per decision (peeks included), with the key exactly as they were given it. The
+     * default passes the decision on to {@link #onDecision(Rule, Decision)}, so a listener written before
+     * decisions carried their key keeps hearing of every one.
+     *
+     * <p>Keys come from callers and are as many as they send: a listener that keeps something per key must bound
+     * what it keeps (Sluice's own meters never tag by key).
+     */
+    default void onDecision(Rule rule, String key, Decision decision) {
+        onDecision(rule, decision);
+    }
+
+    /**
+     * A limiter decided a request under {@code rule}, the key left out. Called only through the default of
+     * {@link #onDecision(Rule, String, Decision)}: implement that one to see keys, this one when they do not
+     * matter.
+     */
     default void onDecision(Rule rule, Decision decision) {
     }
 

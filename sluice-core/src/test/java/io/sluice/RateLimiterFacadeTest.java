@@ -76,4 +76,22 @@ class RateLimiterFacadeTest {
         assertThat(d.retryAfter()).isEqualTo(Duration.ofNanos(1_000_001_000));
         assertThat(new Decision(false, 0, 0, 1_000_000, 0, 0, "x", -1).retryAfterSeconds()).isEqualTo(1);
     }
+
+    @Test
+    void aListenerWrittenWithoutKeysStillHearsEveryDecision() {
+        List<String> heard = new ArrayList<>();
+        SluiceListener keyless = new SluiceListener() {
+            @Override
+            public void onDecision(Rule rule, Decision decision) {
+                heard.add(rule.name() + ":" + decision.allowed());
+            }
+        };
+        try (RateLimiter limiter = RateLimiter.builder(Rule.of("r", FixedWindow.of(1, Duration.ofHours(1))))
+                .listener(keyless).build()) {
+            limiter.tryAcquire("a");
+            limiter.tryAcquire("a");
+            limiter.tryAcquireAsync("b", 1).join();
+        }
+        assertThat(heard).containsExactly("r:true", "r:false", "r:true");
+    }
 }

@@ -42,19 +42,19 @@ public final class DefaultRateLimiter implements RateLimiter {
     private Decision decide(Rule r, String key, Request request) {
         Decision d = store.decide(r, key, request);
         if (listening) {
-            tell(r, d);
+            tell(r, key, d);
         }
         return d;
     }
 
     private CompletableFuture<Decision> decideAsync(Rule r, String key, Request request) {
         CompletableFuture<Decision> f = store.decideAsync(r, key, request);
-        return listening ? f.thenApply(d -> tell(r, d)) : f;
+        return listening ? f.thenApply(d -> tell(r, key, d)) : f;
     }
 
-    private Decision tell(Rule r, Decision d) {
+    private Decision tell(Rule r, String key, Decision d) {
         try {
-            listener.onDecision(r, d);
+            listener.onDecision(r, key, d);
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "listener " + listener + " failed on a decision; ignored", e);
         }

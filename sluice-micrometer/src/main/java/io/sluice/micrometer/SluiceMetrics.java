@@ -82,6 +82,15 @@ public final class SluiceMetrics implements SluiceListener {
                 .tag("outcome", outcome).register(registry);
     }
 
+    /**
+     * Counts the decision by rule, deciding limit, outcome and source. The key is deliberately not a tag: keys
+     * are as many as callers send, and a meter per key would grow the registry without bound.
+     */
+    @Override
+    public void onDecision(Rule rule, String key, Decision decision) {
+        onDecision(rule, decision);
+    }
+
     @Override
     public void onDecision(Rule rule, Decision decision) {
         decisions.computeIfAbsent(new DecisionTags(rule.name(), decision.limit(), decision.allowed(),

@@ -41,7 +41,7 @@ class SluiceMetricsTest {
     @Test
     void tagsDecisionsMadeUnderAFailurePolicyWithTheirSource() {
         Rule rule = Rule.of("api", FixedWindow.of(3, Duration.ofSeconds(1)));
-        metrics.onDecision(rule, new Decision(true, 1, 0, 0, 0, 0, "fixed_window", Decision.NO_LEASE)
+        metrics.onDecision(rule, "user:1", new Decision(true, 1, 0, 0, 0, 0, "fixed_window", Decision.NO_LEASE)
                 .withSource(Decision.Source.FAIL_OPEN));
         assertThat(count("api", "fixed_window", "allowed", "fail_open")).isEqualTo(1);
         assertThat(count("api", "fixed_window", "allowed", "store")).isZero();
@@ -51,11 +51,22 @@ class SluiceMetricsTest {
     void countsDenialsARedisStoreRepeatedWithoutARoundTripUnderSourceCached() {
         Rule rule = Rule.of("login", TokenBucket.of(10, 10, Duration.ofSeconds(1)));
         Decision denied = new Decision(false, 0, 0, 40_000, 1_000_000, 0, "token_bucket", Decision.NO_LEASE);
-        metrics.onDecision(rule, denied);
-        metrics.onDecision(rule, denied.withSource(Decision.Source.CACHED));
-        metrics.onDecision(rule, denied.withSource(Decision.Source.CACHED));
+        metrics.onDecision(rule, "user:2", denied);
+        metrics.onDecision(rule, "user:2", denied.withSource(Decision.Source.CACHED));
+        metrics.onDecision(rule, "user:2", denied.withSource(Decision.Source.CACHED));
         assertThat(count("login", "token_bucket", "rejected", "cached")).isEqualTo(2);
         assertThat(count("login", "token_bucket", "rejected", "store")).isEqualTo(1);
+    }
+
+    @Test
+    void keysNeverBecomeTags() {
+        Rule rule = Rule.of("api", FixedWindow.of(3, Duration.ofSeconds(1)));
+        Decision allowed = new Decision(true, 1, 2, 0, 0, 0, "fixed_window", Decision.NO_LEASE);
+        for (int i = 0; i < 1_000; i++) {
+            metrics.onDecision(rule, "user:" + i, allowed);
+        }
+        assertThat(registry.find("sluice.limiter.decisions").counters()).hasSize(1);
+        assertThat(count("api", "fixed_window", "allowed", "store")).isEqualTo(1_000);
     }
 
     @Test

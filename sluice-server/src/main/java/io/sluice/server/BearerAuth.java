@@ -20,8 +20,8 @@ import java.security.NoSuchAlgorithmException;
  * gRPC metadata alike. The token is compared by the SHA-256 of both sides with {@link MessageDigest#isEqual},
  * so neither its content nor its length leaks through timing. A refused HTTP request gets 401 with
  * {@code WWW-Authenticate: Bearer}; a refused gRPC call {@code UNAUTHENTICATED}. Liveness and readiness
- * ({@code /health}, {@code /ready}) stay open for probes; everything that decides, lists rules or exposes
- * metrics is behind the token.
+ * ({@code /health}, {@code /ready}) stay open for probes; everything that decides, lists rules, exposes
+ * metrics or reads and resets keys ({@code /v1/admin/*}) is behind the token.
  */
 final class BearerAuth {
 

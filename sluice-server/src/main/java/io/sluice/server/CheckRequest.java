@@ -195,6 +195,45 @@ final class CheckRequest {
         return new RuleCheck(op, bound, scoped, permits, maxWait, 0);
     }
 
+    /**
+     * A key under a rule as the operator endpoints name it ({@link AdminService}): the rule (or one limit), the
+     * key and its domain, validated as a check's fields are.
+     *
+     * @param domain  the domain, or null
+     * @param scoped  the key on the store: the domain and the key joined, as checks count it
+     * @param permits what a state read asks about (0 to the rule's most, default 1); 0 where not read
+     */
+    record Address(RuleSet.Bound bound, String domain, String key, String scoped, long permits) {}
+
+    private static final List<String> ADDRESS_FIELDS = List.of("rule", "limit", "key", "domain");
+
+    /**
+     * Parses the body of an operator endpoint: <code>{"rule" (or "limit"), "key", "domain"}</code>, and
+     * {@code permits} too when {@code withPermits}.
+     */
+    Address address(JsonNode node, RuleSet rules, boolean withPermits) throws InvalidRequestException {
+        if (!node.isObject()) {
+            throw InvalidRequestException.at("", "expected a JSON object with rule (or limit), key and domain; was "
+                    + describe(node));
+        }
+        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+            String name = it.next();
+            if (!ADDRESS_FIELDS.contains(name) && !(withPermits && name.equals("permits"))) {
+                throw InvalidRequestException.at(name, "unknown field; expected rule (or limit), key, domain"
+                        + (withPermits ? " and permits" : ""));
+            }
+        }
+        if (node.has("rule") == node.has("limit")) {
+            throw InvalidRequestException.at("", "give exactly one of \"rule\" and \"limit\"");
+        }
+        RuleSet.Bound bound = node.has("rule") ? rule(node.get("rule"), "rule", rules)
+                : limit(node.get("limit"), "limit", rules);
+        String key = key(node.get("key"), "key");
+        String domain = node.has("domain") ? domain(node.get("domain"), "domain") : null;
+        long permits = withPermits ? permits(node.get("permits"), "permits", Op.PEEK, bound) : 0;
+        return new Address(bound, domain, key, domain == null ? key : domain + DOMAIN_SEPARATOR + key, permits);
+    }
+
     private Check descriptorCheck(JsonNode node, String at, Op op, String domain) throws InvalidRequestException {
         if (op != Op.TRY && op != Op.PEEK) {
             throw InvalidRequestException.at(at + "op", "a descriptor check is try or peek, as envoy's are; was "

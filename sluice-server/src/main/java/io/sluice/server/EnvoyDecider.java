@@ -6,6 +6,7 @@ import io.sluice.Limit;
 import io.sluice.RateLimiter;
 import io.sluice.Request;
 import io.sluice.Rule;
+import io.sluice.SluiceListener;
 import io.sluice.Store;
 import io.sluice.http.RateLimitFields;
 import io.sluice.rules.EnvoyConfig;
@@ -81,10 +82,20 @@ final class EnvoyDecider {
 
     private final Store store;
     private final ServerMetrics metrics;
+    private final SluiceListener overrides;
 
     EnvoyDecider(Store store, ServerMetrics metrics) {
+        this(store, metrics, SluiceListener.NONE);
+    }
+
+    /**
+     * @param overrides told of decisions under a request's own limit, which go to the store without a limiter
+     *                  (a configured limit's limiter tells its own listener)
+     */
+    EnvoyDecider(Store store, ServerMetrics metrics, SluiceListener overrides) {
         this.store = store;
         this.metrics = metrics;
+        this.overrides = overrides;
     }
 
     /** The store key of a descriptor: its entries, with the characters that join them escaped. */
@@ -271,8 +282,13 @@ final class EnvoyDecider {
         boolean check = peek || d.hits() == 0;
         // A configured limit goes through its limiter, which applies the block's on_failure; an override, built
         // per request, goes to the store directly (a failure is the store's error).
+        Rule overridden = rule;
         CompletableFuture<Decision> decided = limiter == null
                 ? store.decideAsync(rule, key, check ? Request.peek(d.hits()) : Request.tryAcquire(d.hits()))
+                        .thenApply(decision -> {
+                            overrides.onDecision(overridden, key, decision);
+                            return decision;
+                        })
                 : check ? limiter.peekAsync(key, d.hits()) : limiter.tryAcquireAsync(key, d.hits());
         String ruleLabel = label;
         String name = limitName;

@@ -117,7 +117,7 @@ final class RuleReloader implements AutoCloseable {
         files.forEach(f -> names.add(f.toString()));
         RuleSet next;
         try {
-            next = RuleSet.bind(RuleSet.combine(names, texts), store);
+            next = current.get().rebind(RuleSet.combine(names, texts), store);
         } catch (RuleFileException e) {
             lastError = e.getMessage();
             metrics.reload(false);

@@ -4,6 +4,7 @@ import io.sluice.FixedWindow;
 import io.sluice.Limit;
 import io.sluice.RateLimiter;
 import io.sluice.Rule;
+import io.sluice.SluiceListener;
 import io.sluice.Store;
 import io.sluice.http.RateLimitFields;
 import io.sluice.rules.EnvoyConfig;
@@ -79,14 +80,16 @@ final class RuleSet {
                    EnvoyConfig envoy) {}
 
     private final Sources sources;
+    private final SluiceListener listener;
     private final Instant loadedAt;
     private final Map<String, Bound> rules;
     private final Map<String, Bound> limits;
     private final Map<EnvoyConfig.RateLimit, EnvoyBound> envoy;
 
-    private RuleSet(Sources sources, Instant loadedAt, Map<String, Bound> rules, Map<String, Bound> limits,
-                    Map<EnvoyConfig.RateLimit, EnvoyBound> envoy) {
+    private RuleSet(Sources sources, SluiceListener listener, Instant loadedAt, Map<String, Bound> rules,
+                    Map<String, Bound> limits, Map<EnvoyConfig.RateLimit, EnvoyBound> envoy) {
         this.sources = sources;
+        this.listener = listener;
         this.loadedAt = loadedAt;
         this.rules = rules;
         this.limits = limits;
@@ -158,18 +161,26 @@ final class RuleSet {
                 Set.copyOf(ambiguous), EnvoyConfig.merge(envoyConfigs));
     }
 
-    /** Binds rules read from files to {@code store}. */
+    /** Binds rules read from files to {@code store}, with limiters that tell nobody of their decisions. */
     static RuleSet bind(Sources sources, Store store) {
+        return bind(sources, store, SluiceListener.NONE);
+    }
+
+    /**
+     * Binds rules read from files to {@code store}; every limiter tells {@code listener} of each decision and
+     * its key (the server's {@link HotKeys}).
+     */
+    static RuleSet bind(Sources sources, Store store, SluiceListener listener) {
         Map<String, Bound> rules = new LinkedHashMap<>();
         for (Rule rule : sources.rules().values()) {
-            rules.put(rule.name(), bound(rule, store));
+            rules.put(rule.name(), bound(rule, store, listener));
         }
         Map<String, Bound> limits = new LinkedHashMap<>();
         for (Limit limit : sources.limits().values()) {
             // A limit addressed alone is a rule of that limit, named as sluice replay names it.
             String ruleName = "limit:" + limit.name();
             if (ruleName.length() <= MAX_NAME) {
-                limits.put(limit.name(), bound(Rule.of(ruleName, limit), store));
+                limits.put(limit.name(), bound(Rule.of(ruleName, limit), store, listener));
             }
         }
         Map<EnvoyConfig.RateLimit, EnvoyBound> envoy = new HashMap<>();
@@ -184,16 +195,16 @@ final class RuleSet {
                     if (config.onFailure() != null) {
                         rule = rule.withFailurePolicy(config.onFailure());
                     }
-                    limiter = RateLimiter.builder(rule).store(store).build();
+                    limiter = RateLimiter.builder(rule).store(store).listener(listener).build();
                 }
                 envoy.put(config, new EnvoyBound(config, rule, limitName, limiter));
             }
         }
-        return new RuleSet(sources, Instant.now(), Collections.unmodifiableMap(rules),
+        return new RuleSet(sources, listener, Instant.now(), Collections.unmodifiableMap(rules),
                 Collections.unmodifiableMap(limits), Collections.unmodifiableMap(envoy));
     }
 
-    private static Bound bound(Rule rule, Store store) {
+    private static Bound bound(Rule rule, Store store, SluiceListener listener) {
         List<RateLimitFields.Policy> policies = new ArrayList<>();
         Map<String, Long> quotas = new HashMap<>();
         for (Limit l : rule.limits()) {
@@ -203,7 +214,8 @@ final class RuleSet {
                 quotas.put(l.name(), p.quota());
             }
         }
-        return new Bound(rule, RateLimiter.builder(rule).store(store).build(), RateLimitFields.policyField(policies),
+        return new Bound(rule, RateLimiter.builder(rule).store(store).listener(listener).build(),
+                RateLimitFields.policyField(policies),
                 Map.copyOf(quotas));
     }
 
@@ -226,6 +238,11 @@ final class RuleSet {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is part of every JDK", e);
         }
+    }
+
+    /** {@code sources} bound to {@code store} as this set is: its limiters tell the same listener. */
+    RuleSet rebind(Sources sources, Store store) {
+        return bind(sources, store, listener);
     }
 
     /** The files the rules came from. */

@@ -42,7 +42,8 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * try (SluiceServer server = SluiceServer.builder().httpPort(0).grpcPort(0).build().start()) {
- *     int port = server.httpPort();   // POST /v1/check, /v1/check/batch, /json, /v1/store/*; GET /health, /ready, /metrics
+ *     int port = server.httpPort();   // POST /v1/check, /v1/check/batch, /json, /v1/store/*, /v1/admin/*;
+ *                                     // GET /health, /ready, /metrics, /v1/admin/top
  *     ...
  * }
  * }</pre>
@@ -76,7 +77,8 @@ public final class SluiceServer implements AutoCloseable {
     private volatile boolean started;
 
     private SluiceServer(Settings settings, Store store, boolean ownsStore, ServerMetrics metrics,
-                         AtomicReference<RuleSet> rules, RuleReloader reloader, boolean clientClock) {
+                         AtomicReference<RuleSet> rules, RuleReloader reloader, boolean clientClock,
+                         HotKeys hotKeys) {
         this.settings = settings;
         this.store = store;
         this.ownsStore = ownsStore;
@@ -84,7 +86,7 @@ public final class SluiceServer implements AutoCloseable {
         this.rules = rules;
         this.reloader = reloader;
         StoreErrors storeErrors = new StoreErrors(metrics);
-        EnvoyDecider envoy = new EnvoyDecider(store, metrics);
+        EnvoyDecider envoy = new EnvoyDecider(store, metrics, hotKeys);
         BearerAuth auth = settings.token() == null ? null : new BearerAuth(settings.token(), metrics);
 
         GrpcServiceBuilder grpcService = GrpcService.builder()
@@ -109,9 +111,14 @@ public final class SluiceServer implements AutoCloseable {
         route(sb, HttpMethod.POST, "/json", guarded(auth, "json",
                 new EnvoyJsonService(rules::get, envoy, settings, metrics, storeErrors)));
         StoreService remote = new StoreService(store, new RemoteRules(rules::get), metrics, storeErrors, clientClock,
-                settings.maxBodyBytes());
+                settings.maxBodyBytes(), hotKeys);
         route(sb, HttpMethod.POST, "/v1/store/rules", guarded(auth, StoreService.API, remote.register()));
         route(sb, HttpMethod.POST, "/v1/store/call", guarded(auth, StoreService.API, remote.call()));
+        AdminService admin = new AdminService(rules::get, parser, store, hotKeys, metrics, storeErrors,
+                settings.maxBodyBytes());
+        route(sb, HttpMethod.POST, "/v1/admin/state", guarded(auth, AdminService.API, admin.state()));
+        route(sb, HttpMethod.POST, "/v1/admin/reset", guarded(auth, AdminService.API, admin.reset()));
+        route(sb, HttpMethod.GET, "/v1/admin/top", guarded(auth, AdminService.API, admin.top()));
         route(sb, HttpMethod.GET, "/v1/rules", guarded(auth, "http",
                 OpsService.rules(rules::get, () -> reloader == null ? null : reloader.lastError())));
         route(sb, HttpMethod.GET, "/metrics", guarded(auth, "http", OpsService.metrics(metrics)));
@@ -571,11 +578,12 @@ public final class SluiceServer implements AutoCloseable {
                 throw e;
             }
             try {
-                AtomicReference<RuleSet> current = new AtomicReference<>(RuleSet.bind(sources, s));
+                HotKeys hotKeys = new HotKeys(io.sluice.Clock.system(), HotKeys.DEFAULT_CAPACITY);
+                AtomicReference<RuleSet> current = new AtomicReference<>(RuleSet.bind(sources, s, hotKeys));
                 metrics.rulesLoaded(ruleCount(current.get()));
                 RuleReloader reloader = settings.rules().isEmpty() ? null
                         : new RuleReloader(settings.rules(), s, current, metrics, settings.reloadInterval());
-                return new SluiceServer(settings, s, owns, metrics, current, reloader, clientClock);
+                return new SluiceServer(settings, s, owns, metrics, current, reloader, clientClock, hotKeys);
             } catch (IOException | RuntimeException e) {
                 if (owns) {
                     s.close();

@@ -13,6 +13,7 @@ import io.sluice.Limit;
 import io.sluice.RateLimiter;
 import io.sluice.Request;
 import io.sluice.Rule;
+import io.sluice.SluiceListener;
 import io.sluice.Store;
 import io.sluice.redis.RedisUnavailableException;
 import java.nio.charset.StandardCharsets;
@@ -54,9 +55,17 @@ final class StoreService {
     private final StoreErrors storeErrors;
     private final boolean clientClock;
     private final int maxBodyBytes;
+    private final SluiceListener listener;
 
     StoreService(Store store, RemoteRules rules, ServerMetrics metrics, StoreErrors storeErrors, boolean clientClock,
                  int maxBodyBytes) {
+        this(store, rules, metrics, storeErrors, clientClock, maxBodyBytes, SluiceListener.NONE);
+    }
+
+    /** @param listener told of every decision a call made, with its key (the server's {@link HotKeys}) */
+    StoreService(Store store, RemoteRules rules, ServerMetrics metrics, StoreErrors storeErrors, boolean clientClock,
+                 int maxBodyBytes, SluiceListener listener) {
+        this.listener = listener;
         this.store = store;
         this.rules = rules;
         this.metrics = metrics;
@@ -143,7 +152,10 @@ final class StoreService {
                 }, ctx.blockingTaskExecutor());
             }
             default:
-                return store.decideAsync(rule, c.key, c.request).thenApply(d -> ok(decision(d)));
+                return store.decideAsync(rule, c.key, c.request).thenApply(d -> {
+                    listener.onDecision(rule, c.key, d);
+                    return ok(decision(d));
+                });
         }
     }
 

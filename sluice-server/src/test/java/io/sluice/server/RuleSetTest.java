@@ -69,4 +69,23 @@ class RuleSetTest {
         assertThat(RuleSet.fit("short")).isEqualTo("short");
         assertThat(RuleSet.envoyRuleName("d.k_v")).isEqualTo("rls:d.k_v");
     }
+
+    @Test
+    void everyLimiterOfASetAndOfItsReloadsTellsTheListenerTheKey() throws Exception {
+        String file = "limits:\n  l: {algorithm: fixed_window, limit: 1, window: 1h}\nrules:\n  r: {limits: [l]}\n";
+        String envoy = "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: hour, requests_per_unit: 1}\n";
+        HotKeys hot = new HotKeys(new io.sluice.testkit.ManualClock(), 8);
+        try (Store store = Store.memory().build()) {
+            RuleSet set = RuleSet.bind(RuleSet.combine(List.of("a.yaml", "e.yaml"), List.of(file, envoy)), store, hot);
+            set.rule("r").limiter().tryAcquire("user:1");
+            set.limit("l").limiter().tryAcquire("user:2");
+            RuleSet reloaded = set.rebind(RuleSet.combine(List.of("a.yaml"), List.of(file)), store);
+            reloaded.rule("r").limiter().tryAcquire("user:1");
+            io.sluice.rules.EnvoyConfig.RateLimit k = set.envoy().rateLimits("d").get(0);
+            set.envoy(k).limiter().tryAcquire("k=v");
+        }
+        assertThat(hot.report(10).hottest()).containsExactly(new HotKeys.Entry("r", "user:1", 2, 0),
+                new HotKeys.Entry("limit:l", "user:2", 1, 0), new HotKeys.Entry("rls:d.k", "k=v", 1, 0));
+        assertThat(hot.report(10).mostRejected()).containsExactly(new HotKeys.Entry("r", "user:1", 1, 0));
+    }
 }

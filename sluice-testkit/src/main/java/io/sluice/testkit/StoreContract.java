@@ -16,6 +16,7 @@ import io.sluice.Rule;
 import io.sluice.SlidingLog;
 import io.sluice.SlidingWindow;
 import io.sluice.SmoothBursty;
+import io.sluice.SluiceListener;
 import io.sluice.SmoothWarmingUp;
 import io.sluice.Store;
 import io.sluice.TokenBucket;
@@ -434,6 +435,36 @@ public abstract class StoreContract {
         assertThatThrownBy(() -> l.tryAcquire("x".repeat(513), 1)).hasMessageContaining("key");
         assertThatThrownBy(() -> l.reserve("k", 1, Duration.ofSeconds(-1))).hasMessageContaining("maxWait");
         assertThat(l.tryAcquire("k", 2).allowed()).isTrue();
+    }
+
+    // ---------------------------------------------------------------- events
+
+    /** One decision as a listener heard it. */
+    private record Heard(String rule, String key, boolean allowed, String limit) {}
+
+    @Test
+    void listenersHearEachDecisionWithItsKey() throws Exception {
+        List<Heard> heard = java.util.Collections.synchronizedList(new ArrayList<>());
+        SluiceListener audit = new SluiceListener() {
+            @Override
+            public void onDecision(Rule rule, String key, Decision decision) {
+                heard.add(new Heard(rule.name(), key, decision.allowed(), decision.limit()));
+            }
+        };
+        Rule rule = Rule.of("contract-" + UUID.randomUUID(), FixedWindow.of(1, Duration.ofMinutes(1)));
+        String tenant = "tenant:\u00e9t\u00e9/\ud83d\ude00 7";
+        try (RateLimiter l = RateLimiter.builder(rule).store(store).sleeper(clock).listener(audit).build()) {
+            assertThat(l.tryAcquire("user:1").allowed()).isTrue();
+            assertThat(l.tryAcquire("user:1").allowed()).isFalse();
+            assertThat(l.tryAcquireAsync(tenant, 1).get(5, TimeUnit.SECONDS).allowed()).isTrue();
+            assertThat(l.peek("user:2", 1).allowed()).isTrue();
+            l.reset("user:1");
+        }
+        assertThat(heard).containsExactly(
+                new Heard(rule.name(), "user:1", true, "fixed_window"),
+                new Heard(rule.name(), "user:1", false, "fixed_window"),
+                new Heard(rule.name(), tenant, true, "fixed_window"),
+                new Heard(rule.name(), "user:2", true, "fixed_window"));
     }
 
     // ---------------------------------------------------------------- concurrency of callers

@@ -21,6 +21,11 @@ final class CompositeListener implements SluiceListener {
     }
 
     @Override
+    public void onDecision(Rule rule, String key, Decision decision) {
+        listeners.forEach(l -> l.onDecision(rule, key, decision));
+    }
+
+    @Override
     public void onDecision(Rule rule, Decision decision) {
         listeners.forEach(l -> l.onDecision(rule, decision));
     }
