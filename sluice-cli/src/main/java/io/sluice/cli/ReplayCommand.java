@@ -41,8 +41,8 @@ final class ReplayCommand implements Callable<Integer> {
     Path trace;
 
     @Option(names = "--store", paramLabel = "SPEC", defaultValue = "memory",
-            description = "memory, or a redis:// URI (rediss://, redis-sentinel://; comma-separated seeds for a"
-                    + " Cluster). Default: ${DEFAULT-VALUE}")
+            description = "memory, or a Redis URI: redis://, rediss://, redis-sentinel://, or two or more"
+                    + " comma-separated seeds of a Cluster. Default: ${DEFAULT-VALUE}")
     String store;
 
     @Option(names = "--out", paramLabel = "FILE",
