@@ -15,7 +15,9 @@ import java.util.function.Supplier;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 
 /**
  * The {@code sluice} command: {@code sluice [demo]} runs the bundled demo on the in-memory store;
@@ -29,7 +31,7 @@ import picocli.CommandLine.Model.CommandSpec;
  * its {@code --help} text lists ({@link UsageOptions}). Usage errors are worded by {@link UsageErrors}; exit
  * statuses are {@link ExitStatus}.
  */
-@Command(name = "sluice", mixinStandardHelpOptions = true, versionProvider = Main.VersionText.class,
+@Command(name = "sluice", versionProvider = Main.VersionText.class,
         description = {"Sluice's command line: a rate limiter for the JVM, its simulator and its service.",
                 "Without a command: the demo."},
         commandListHeading = "%nCommands:%n",
@@ -49,6 +51,12 @@ public final class Main implements Callable<Integer> {
     /** The commands that are not picocli commands (yet): {@code serve}. */
     static final List<OwnParser> OWN_PARSERS = List.of(new OwnParser("serve",
             "the rate-limit service: HTTP/JSON checks and Envoy's gRPC rate-limit protocol", ServeCommand::run));
+
+    @Mixin
+    HelpOption help;
+
+    @Option(names = {"-V", "--version"}, versionHelp = true, description = "print the version and exit")
+    boolean version;
 
     private final PrintStream out;
 
