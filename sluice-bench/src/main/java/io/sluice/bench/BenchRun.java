@@ -8,6 +8,7 @@ import io.sluice.bench.redis.RedisSuite;
 import io.sluice.bench.replay.ReplaySuite;
 import io.sluice.bench.server.ServerSuite;
 import io.sluice.bench.report.MarkdownReport;
+import io.sluice.cli.BenchOptions;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;

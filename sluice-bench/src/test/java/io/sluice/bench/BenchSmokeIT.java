@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sluice.bench.redis.LocalRedis;
+import io.sluice.cli.BenchOptions;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -39,7 +40,7 @@ class BenchSmokeIT {
     void aTinyRunWritesValidResultsAndTheReport(@TempDir Path dir) throws Exception {
         Path out = dir.resolve("bench-results.json");
         Path docs = dir.resolve("docs");
-        BenchOptions options = BenchOptions.parse(List.of("--out", out.toString(), "--docs", docs.toString()));
+        BenchOptions options = new BenchOptions(false, BenchOptions.ALL_SUITES, out, docs, false, null);
         // JMH refuses to start while another JMH holds /tmp/jmh.lock (someone benchmarking on this machine); this
         // run measures nothing that such sharing would spoil.
         System.setProperty("jmh.ignoreLock", "true");

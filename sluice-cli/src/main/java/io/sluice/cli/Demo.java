@@ -36,30 +36,10 @@ final class Demo {
     /** 2026-01-01T00:00:00.5Z: half-way through an epoch-aligned second, to show the fixed window's boundary. */
     static final long START_MICROS = 1_767_225_600_500_000L;
 
-    static final String USAGE = String.join("\n",
-            "usage: sluice demo",
-            "",
-            "Every algorithm, configured for about ten requests a second, decides the same burst of requests for one",
-            "key on the in-memory store, on a virtual clock: " + (BURST + TRICKLE) + " requests, " + BURST
-                    + " at once and then one every 100 ms. No Redis, no",
-            "network; the output is the same on every run. `sluice` without a command runs it.",
-            "",
-            "  -h, --help   this text",
-            "",
-            "Exit status: 0 done, 2 usage (it takes no arguments).");
-
     private Demo() {}
 
-    static int run(String[] args, PrintStream out, PrintStream err) {
-        if (args.length == 1 && (args[0].equals("--help") || args[0].equals("-h"))) {
-            out.println(USAGE);
-            return ExitStatus.OK;
-        }
-        if (args.length > 0) {
-            err.println("sluice demo: takes no arguments, got " + String.join(" ", args));
-            err.println("(sluice demo --help says what it does)");
-            return ExitStatus.USAGE;
-        }
+    /** Prints the demo; returns the exit status, 0. */
+    static int run(PrintStream out) {
         out.println("Sluice demo: 30 requests for key user:42 - " + BURST + " at t=0, then one every 100 ms until 1.8 s");
         out.println("(in-memory store, virtual clock starting at 2026-01-01T00:00:00.5Z, half-way through a second)");
         out.println();
@@ -81,7 +61,7 @@ final class Demo {
         out.println();
         out.println("Note the fixed window: its window ends 0.5 s after the burst and it admits 10 more at once,");
         out.println("while the sliding log waits until each admitted request is a full second old.");
-        return 0;
+        return ExitStatus.OK;
     }
 
     static List<Limit> limits() {

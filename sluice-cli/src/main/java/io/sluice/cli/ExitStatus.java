@@ -3,7 +3,7 @@ package io.sluice.cli;
 /**
  * The exit statuses of every {@code sluice} command, each with one meaning (docs/reference/cli.md has the table).
  * {@code sluice serve} lives in sluice-server, which cannot see this class; its statuses are the same numbers,
- * checked by {@code ExitStatusTest}.
+ * checked through {@code Main.run} by {@code CommandLineTest}.
  */
 public final class ExitStatus {
 

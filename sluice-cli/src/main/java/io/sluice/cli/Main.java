@@ -3,165 +3,163 @@ package io.sluice.cli;
 import io.sluice.server.ServeCommand;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.ServiceLoader;
-import picocli.AutoComplete;
+import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.IVersionProvider;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Model.PositionalParamSpec;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.Option;
 
 /**
  * The {@code sluice} command: {@code sluice [demo]} runs the bundled demo on the in-memory store;
- * {@code sluice replay} replays a trace against rule files; {@code sluice serve} runs the rate-limit service
- * (module sluice-server). Subcommands from modules the launcher does not depend on ({@code bench}) are
- * {@link Subcommand}s found on the class path.
+ * {@code sluice replay} replays a trace against rule files; {@code sluice bench} runs the benchmarks (from the
+ * sluice-bench jar); {@code sluice serve} runs the rate-limit service (module sluice-server).
  *
- * <p>The command line is a picocli model ({@link #model}): the commands, and each command's options as its
- * {@code --help} text lists them ({@link UsageOptions}). picocli parses what comes before a command
- * ({@code --version}, {@code --help}), and the {@code help} and {@code completion} commands; a command's own
- * arguments go to that command, whose parser and messages are its own. Exit statuses: {@link ExitStatus}.
+ * <p>Every command is a picocli {@code @Command} class ({@link DemoCommand}, {@link ReplayCommand},
+ * {@link BenchCommand}, {@link HelpCommand}, {@link CompletionCommand}) under this one, except {@code serve},
+ * which parses its own arguments ({@link ServeCommand}): it is dispatched before picocli parses anything, and
+ * stands in the tree only for the command list, {@code help serve} and the completion script, with the options
+ * its {@code --help} text lists ({@link UsageOptions}). Usage errors are worded by {@link UsageErrors}; exit
+ * statuses are {@link ExitStatus}.
  */
-public final class Main {
+@Command(name = "sluice", versionProvider = Main.VersionText.class,
+        description = {"Sluice's command line: a rate limiter for the JVM, its simulator and its service.",
+                "Without a command: the demo."},
+        commandListHeading = "%nCommands:%n",
+        exitCodeListHeading = "%nExit status (every command):%n",
+        exitCodeList = {"0:done", "1:bad input: a rules file, trace, config file or setting is invalid",
+                "2:usage: the command line cannot be used", "3:the store is unavailable"})
+public final class Main implements Callable<Integer> {
 
-    private Main() {}
+    /** A command that parses its own arguments: its name, one line for the command list, and how to run it. */
+    record OwnParser(String name, String summary, Runner runner) {}
+
+    @FunctionalInterface
+    interface Runner {
+        int run(String[] args, PrintStream out, PrintStream err);
+    }
+
+    /** The commands that are not picocli commands (yet): {@code serve}. */
+    static final List<OwnParser> OWN_PARSERS = List.of(new OwnParser("serve",
+            "the rate-limit service: HTTP/JSON checks and Envoy's gRPC rate-limit protocol", ServeCommand::run));
+
+    @Mixin
+    HelpOption help;
+
+    @Option(names = {"-V", "--version"}, versionHelp = true, description = "print the version and exit")
+    boolean version;
+
+    private final PrintStream out;
+
+    private Main(PrintStream out) {
+        this.out = out;
+    }
 
     public static void main(String[] args) {
         System.exit(run(args, System.out, System.err));
     }
 
-    /** Runs a subcommand; returns the process exit code. */
+    /** Runs a command; returns the process exit code. */
     static int run(String[] args, PrintStream out, PrintStream err) {
-        if (args.length == 0) {
-            return Demo.run(args, out, err);
-        }
-        List<Subcommand> commands = commands();
-        Optional<Subcommand> command = find(commands, args[0]);
-        if (command.isPresent()) {
-            return command.get().run(List.of(Arrays.copyOfRange(args, 1, args.length)), out, err);
-        }
-        if (!args[0].startsWith("-") && !args[0].equals("help") && !args[0].equals("completion")) {
-            err.println("sluice: unknown command '" + args[0] + "'");
-            err.println(usage(commands));
-            return ExitStatus.USAGE;
-        }
-        ParseResult parsed;
-        try {
-            parsed = new CommandLine(model(commands, false)).parseArgs(args);
-        } catch (ParameterException e) {
-            err.println("sluice: " + e.getMessage());
-            err.println("(sluice --help lists the commands)");
-            return ExitStatus.USAGE;
-        }
-        if (parsed.isVersionHelpRequested()) {
-            out.println("sluice " + Version.current());
-            return ExitStatus.OK;
-        }
-        if (!parsed.hasSubcommand()) {
-            out.println(usage(commands));
-            return ExitStatus.OK;
-        }
-        ParseResult sub = parsed.subcommand();
-        if (sub.commandSpec().name().equals("completion")) {
-            out.print(AutoComplete.bash("sluice", new CommandLine(model(commands, true))));
-            out.flush();
-            return ExitStatus.OK;
-        }
-        // help [COMMAND]: the command's own --help, so that both show the same text.
-        String topic = sub.matchedPositionalValue(0, null);
-        if (topic == null) {
-            out.println(usage(commands));
-            return ExitStatus.OK;
-        }
-        Optional<Subcommand> helped = find(commands, topic);
-        if (helped.isEmpty()) {
-            err.println("sluice help: unknown command '" + topic + "'");
-            err.println(usage(commands));
-            return ExitStatus.USAGE;
-        }
-        return helped.get().run(List.of("--help"), out, err);
+        return run(args, out, err, Main::benchRunner);
     }
 
-    /** The built-in commands, then those on the class path. */
-    static List<Subcommand> commands() {
-        List<Subcommand> all = new ArrayList<>();
-        all.add(new Builtin("demo", "every algorithm decides the same burst of requests on the in-memory store"
-                + " (default)", Demo::run));
-        all.add(new Builtin("replay", "replays a trace of requests against rule files: decisions, summary, chart",
-                Replay::run));
-        all.add(new Builtin("serve", "the rate-limit service: HTTP/JSON checks and Envoy's gRPC rate-limit protocol",
-                ServeCommand::run));
-        all.addAll(pluggedIn());
-        return all;
-    }
-
-    /**
-     * The picocli model of the command line. With {@code options}, every command carries the options its
-     * {@code --help} lists (to generate the completion script); without, only its name and summary.
-     */
-    static CommandSpec model(List<Subcommand> commands, boolean options) {
-        CommandSpec top = CommandSpec.create().name("sluice").mixinStandardHelpOptions(true)
-                .version("sluice " + Version.current());
-        top.usageMessage().description("Sluice's command line: a rate limiter for the JVM, its simulator and its"
-                + " service.", "Without a command: the demo.");
-        for (Subcommand command : commands) {
-            CommandSpec spec = CommandSpec.create().name(command.name());
-            spec.usageMessage().description(command.summary());
-            if (options) {
-                UsageOptions.of(helpText(command)).forEach(spec::addOption);
+    /** Runs a command, {@code bench} with the runner {@code bench} finds; returns the process exit code. */
+    static int run(String[] args, PrintStream out, PrintStream err, Supplier<Optional<BenchRunner>> bench) {
+        if (args.length > 0) {
+            Optional<OwnParser> own = ownParser(args[0]);
+            if (own.isPresent()) {
+                return own.get().runner().run(Arrays.copyOfRange(args, 1, args.length), out, err);
             }
-            top.addSubcommand(command.name(), spec);
         }
-        CommandSpec help = CommandSpec.create().name("help");
-        help.usageMessage().description("the commands, or COMMAND's options: the same as sluice COMMAND --help");
-        help.addPositional(PositionalParamSpec.builder().paramLabel("COMMAND").arity("0..1").type(String.class)
-                .completionCandidates(commands.stream().map(Subcommand::name).toList()).build());
-        top.addSubcommand("help", help);
-        CommandSpec completion = CommandSpec.create().name("completion");
-        completion.usageMessage().description("prints a bash (and zsh) completion script: source <(sluice completion)");
-        top.addSubcommand("completion", completion);
-        return top;
+        int code = commandLine(out, err, bench).execute(args);
+        out.flush();
+        err.flush();
+        return code;
     }
 
-    /** What {@code sluice --help} prints: picocli's usage of the model. */
-    static String usage(List<Subcommand> commands) {
-        return new CommandLine(model(commands, false)).getUsageMessage(CommandLine.Help.Ansi.OFF).stripTrailing();
+    /** Without a command: the demo. */
+    @Override
+    public Integer call() {
+        return Demo.run(out);
     }
 
-    /** What {@code sluice COMMAND --help} prints. */
-    static String helpText(Subcommand command) {
+    /** The whole command line: every command, printing to {@code out} and {@code err}. */
+    static CommandLine commandLine(PrintStream out, PrintStream err, Supplier<Optional<BenchRunner>> bench) {
+        CommandLine cli = new CommandLine(new Main(out));
+        cli.addSubcommand(new DemoCommand(out));
+        cli.addSubcommand(new ReplayCommand(out, err));
+        for (OwnParser own : OWN_PARSERS) {
+            CommandSpec spec = CommandSpec.create().name(own.name());
+            spec.usageMessage().description(own.summary());
+            UsageOptions.of(helpText(own)).forEach(spec::addOption);
+            cli.addSubcommand(own.name(), spec);
+        }
+        cli.addSubcommand(new BenchCommand(out, err, bench));
+        cli.addSubcommand(new HelpCommand(out, err));
+        cli.addSubcommand(new CompletionCommand(out));
+        // Settings that apply to every command, so set once the tree is complete.
+        cli.setOut(writer(out));
+        cli.setErr(writer(err));
+        // Plain text whatever the terminal: `help X` and `X --help` print the same bytes, and logs get no escapes.
+        cli.setColorScheme(CommandLine.Help.defaultColorScheme(CommandLine.Help.Ansi.OFF));
+        // An argument starting with @ is a value (a key, a file name), never a file of more arguments.
+        cli.setExpandAtFiles(false);
+        cli.setParameterExceptionHandler(new UsageErrors(err));
+        return cli;
+    }
+
+    static Optional<OwnParser> ownParser(String name) {
+        return OWN_PARSERS.stream().filter(c -> c.name().equals(name)).findFirst();
+    }
+
+    /** What {@code sluice COMMAND --help} prints for a command with its own parser. */
+    static String helpText(OwnParser command) {
         ByteArrayOutputStream text = new ByteArrayOutputStream();
         PrintStream sink = new PrintStream(text, true, StandardCharsets.UTF_8);
-        command.run(List.of("--help"), sink, sink);
+        command.runner().run(new String[] {"--help"}, sink, sink);
         return text.toString(StandardCharsets.UTF_8);
     }
 
-    private static Optional<Subcommand> find(List<Subcommand> commands, String name) {
-        return commands.stream().filter(c -> c.name().equals(name)).findFirst();
+    /** The benchmarks' runner when its jar is on the class path (sluice-bench.jar), else none. */
+    static Optional<BenchRunner> benchRunner() {
+        return ServiceLoader.load(BenchRunner.class).findFirst();
     }
 
-    /** The {@link Subcommand}s on the class path, by name. */
-    static List<Subcommand> pluggedIn() {
-        return ServiceLoader.load(Subcommand.class).stream().map(ServiceLoader.Provider::get)
-                .sorted(Comparator.comparing(Subcommand::name)).toList();
+    /** A writer onto a print stream, in the stream's own encoding (a PrintWriter on it would use the platform's). */
+    private static PrintWriter writer(PrintStream stream) {
+        return new PrintWriter(new Writer() {
+            @Override
+            public void write(char[] chars, int offset, int length) {
+                stream.print(new String(chars, offset, length));
+            }
+
+            @Override
+            public void flush() {
+                stream.flush();
+            }
+
+            @Override
+            public void close() {
+                stream.flush();
+            }
+        }, true);
     }
 
-    /** A command of this module (or sluice-server's serve), run with its own parser. */
-    private record Builtin(String name, String summary, Runner runner) implements Subcommand {
+    /** {@code sluice --version}. */
+    static final class VersionText implements IVersionProvider {
         @Override
-        public int run(List<String> args, PrintStream out, PrintStream err) {
-            return runner.run(args.toArray(new String[0]), out, err);
+        public String[] getVersion() {
+            return new String[] {"sluice " + Version.current()};
         }
-    }
-
-    @FunctionalInterface
-    private interface Runner {
-        int run(String[] args, PrintStream out, PrintStream err);
     }
 }

@@ -27,7 +27,7 @@ import java.util.List;
 
 /**
  * {@code sluice replay}: replays a trace of requests against rule files on a virtual clock and reports what
- * the limiter decides, line by line, with an optional summary and chart. See {@link ReplayOptions#USAGE}.
+ * the limiter decides, line by line, with an optional summary and chart. Its options: {@link ReplayCommand}.
  *
  * <p>The trace is read and the decisions written one line at a time, so memory does not grow with the trace.
  * Every rules file replays on its own store. Output files are written to a temporary file beside the target
@@ -70,17 +70,7 @@ final class Replay {
     }
 
     /** Runs the command; returns the exit code ({@link ExitStatus}: 0 done, 1 bad input, 2 usage, 3 store). */
-    static int run(String[] args, PrintStream out, PrintStream err) {
-        ReplayOptions options;
-        try {
-            options = ReplayOptions.parse(args);
-        } catch (UsageException e) {
-            return usageError(err, e.getMessage());
-        }
-        if (options.help()) {
-            out.println(ReplayOptions.USAGE);
-            return 0;
-        }
+    static int run(ReplayOptions options, PrintStream out, PrintStream err) {
         boolean progressBar;
         try {
             progressBar = err == System.err && Terminal.stderrIsTerminal();

@@ -10,15 +10,20 @@ import java.util.regex.Pattern;
 import picocli.CommandLine.Model.OptionSpec;
 
 /**
- * A command's options as picocli options, read from the option table of its {@code --help} text: lines of two
- * spaces, the option (and its short form), its value's name, and its description. The help text stays the one
- * list of a command's options; the completion script is generated from what this reads there.
+ * The options of a command with its own parser ({@code serve}) as picocli options, read from the option table
+ * of its {@code --help} text: lines of two to six spaces, the option (and its short form), its value's name
+ * after a space or {@code =}, and its description; this reads both a hand-written table and picocli's. The
+ * help text stays the one list of such a command's options; the completion script is generated from what this
+ * reads there.
  */
 final class UsageOptions {
 
-    /** {@code  -h, --help   text}, {@code  --rules FILE   text}, {@code  --compare FILE...   text}. */
+    /**
+     * {@code  -h, --help   text}, {@code  --rules FILE   text}, {@code  --compare FILE...   text}, and as picocli
+     * writes them, {@code       --rules=FILE   text}.
+     */
     private static final Pattern LINE = Pattern.compile(
-            "^ {2}(?:(-[A-Za-z]), )?(--[a-z][a-z-]*)(?: ([A-Za-z][A-Za-z.]*(?:\\|[A-Za-z.]+)?))?(?: {2,}(.*))?$");
+            "^ {2,6}(?:(-[A-Za-z]), )?(--[a-z][a-z-]*)(?:[ =]([A-Za-z][A-Za-z.]*(?:\\|[A-Za-z.]+)?))?(?: {2,}(.*))?$");
 
     private UsageOptions() {}
 

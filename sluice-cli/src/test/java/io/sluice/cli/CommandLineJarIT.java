@@ -43,7 +43,14 @@ class CommandLineJarIT {
         Result version = sluice("--version");
         assertThat(version.code()).isZero();
         assertThat(version.output().strip()).matches("sluice \\d+\\.\\d+\\.\\d+(-SNAPSHOT)?");
-        assertThat(sluice("help", "replay").output()).startsWith("usage: sluice replay");
+        assertThat(sluice("help", "replay").output()).startsWith("Usage: sluice replay");
+        // The launcher jar knows bench's options (help, completion) but has no benchmarks to run.
+        Result benchHelp = sluice("bench", "--help");
+        assertThat(benchHelp.code()).isZero();
+        assertThat(benchHelp.output()).startsWith("Usage: sluice bench").contains("--suites", "--report-only");
+        Result bench = sluice("bench", "--quick");
+        assertThat(bench.code()).isEqualTo(ExitStatus.USAGE);
+        assertThat(bench.output()).startsWith("sluice bench: the benchmarks are not in this jar");
         Result usage = sluice("no-such-command");
         assertThat(usage.code()).isEqualTo(2);
         assertThat(usage.output()).startsWith("sluice: unknown command 'no-such-command'");

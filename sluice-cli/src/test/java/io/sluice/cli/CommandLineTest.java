@@ -9,8 +9,13 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine.Model.OptionSpec;
 
 /**
  * {@code sluice} as a whole: --version, help, --help on every command, the completion script, and one exit
@@ -52,16 +57,26 @@ class CommandLineTest {
 
     @Test
     void everyCommandHasHelpAndHelpCommandShowsTheSameText() {
-        for (String command : new String[] {"demo", "replay", "serve", "echo-test"}) {
+        for (String command : new String[] {"demo", "replay", "serve", "bench", "help", "completion"}) {
             Result viaHelp = sluice("help", command);
             Result viaFlag = sluice(command, "--help");
             assertThat(viaHelp.code()).as(command).isZero();
-            assertThat(viaHelp.out()).as(command).isEqualTo(viaFlag.out());
+            assertThat(viaHelp.out()).as(command).isNotBlank().isEqualTo(viaFlag.out());
         }
-        assertThat(sluice("help", "demo").out()).startsWith("usage: sluice demo");
-        assertThat(sluice("demo", "-h").out()).startsWith("usage: sluice demo");
-        assertThat(sluice("help", "replay").out()).startsWith("usage: sluice replay");
-        assertThat(sluice("help", "serve").out()).startsWith("usage: sluice serve");
+        assertThat(sluice("help", "demo").out()).startsWith("Usage: sluice demo");
+        assertThat(sluice("demo", "-h").out()).startsWith("Usage: sluice demo");
+        assertThat(sluice("help", "replay").out()).startsWith("Usage: sluice replay");
+        assertThat(sluice("help", "bench").out()).startsWith("Usage: sluice bench");
+        // serve parses its own command line (sluice-server); help shows what its --help prints.
+        assertThat(sluice("help", "serve").out()).containsIgnoringCase("usage: sluice serve");
+    }
+
+    @Test
+    void helpCompletesEveryCommandName() {
+        Set<String> names = Main.commandLine(System.out, System.err, Optional::empty).getSubcommands().keySet();
+        List<String> candidates = new ArrayList<>();
+        new HelpCommand.CommandNames().forEach(candidates::add);
+        assertThat(candidates).containsExactlyInAnyOrderElementsOf(names);
     }
 
     @Test
@@ -69,20 +84,42 @@ class CommandLineTest {
         Result r = sluice("completion");
         assertThat(r.code()).isZero();
         assertThat(r.out()).startsWith("#!/usr/bin/env bash").contains("complete -F _complete_sluice")
-                .contains("demo", "replay", "serve", "completion")
+                .contains("demo", "replay", "serve", "bench", "completion")
                 .contains("--rules", "--trace", "--chart-size", "--compare", "--summary")
+                .contains("--suites", "--report-only", "--no-docs", "--filter")
                 .contains("--http-port", "--token-file", "--tls-cert");
     }
 
     @Test
-    void optionsAreReadFromEachCommandsHelpText() {
-        var options = UsageOptions.of(ReplayOptions.USAGE);
-        assertThat(options).extracting(o -> o.longestName()).contains("--rules", "--trace", "--store", "--out",
-                "--summary", "--key-class", "--chart", "--slice", "--chart-size", "--compare", "--help");
-        assertThat(options.stream().filter(o -> o.longestName().equals("--summary")).findFirst().orElseThrow()
-                .arity().max()).isZero();
-        assertThat(options.stream().filter(o -> o.longestName().equals("--rules")).findFirst().orElseThrow()
-                .type()).isEqualTo(Path.class);
+    void theOptionsOfACommandWithItsOwnParserAreReadFromItsHelpText() {
+        String handWritten = String.join("\n",
+                "usage: sluice serve [--rules FILE]...",
+                "",
+                "  --rules FILE       a rule file; repeatable",
+                "                     a continued description, --not-an-option",
+                "  --http-port PORT   HTTP port",
+                "  --clock server|client  whose time decides",
+                "  --quiet            no output",
+                "  -h, --help         this text");
+        String picocli = String.join("\n",
+                "Usage: sluice serve [-h] [--rules=FILE]...",
+                "      --rules=FILE...    a rule file; repeatable",
+                "      --http-port=PORT   HTTP port",
+                "  -h, --help             print this text and exit");
+        for (String text : List.of(handWritten, picocli)) {
+            List<OptionSpec> options = UsageOptions.of(text);
+            assertThat(options).extracting(OptionSpec::longestName).as(text).contains("--rules", "--http-port",
+                    "--help").doesNotContain("--not-an-option");
+            OptionSpec rules = options.stream().filter(o -> o.longestName().equals("--rules")).findFirst()
+                    .orElseThrow();
+            assertThat(rules.type()).as("a FILE completes as a path").isEqualTo(Path.class);
+            OptionSpec port = options.stream().filter(o -> o.longestName().equals("--http-port")).findFirst()
+                    .orElseThrow();
+            assertThat(port.type()).isEqualTo(String.class);
+            assertThat(port.arity().min()).isEqualTo(1);
+        }
+        assertThat(UsageOptions.of(handWritten).stream().filter(o -> o.longestName().equals("--quiet"))
+                .findFirst().orElseThrow().arity().max()).as("a flag takes no value").isZero();
     }
 
     @Test
@@ -107,6 +144,7 @@ class CommandLineTest {
         assertThat(sluice("demo", "extra").code()).isEqualTo(2);
         assertThat(sluice("replay", "--nope").code()).isEqualTo(2);
         assertThat(sluice("serve", "--nope").code()).isEqualTo(2);
+        assertThat(sluice("bench", "--nope").code()).isEqualTo(2);
 
         int closed = closedPort();
         Result replay = sluice("replay", "--rules", rules.toString(), "--trace", trace.toString(), "--store",

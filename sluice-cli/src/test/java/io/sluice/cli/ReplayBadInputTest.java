@@ -188,11 +188,15 @@ class ReplayBadInputTest {
         assertUsage(replay("--rules", "r.yaml", "--trace", "t.jsonl", "--compare", "b.yaml"),
                 "--compare shows in --summary and --chart; give at least one of them");
         assertUsage(replay("--rules", "r.yaml", "--trace", "t.jsonl", "--summary", "--key-class", "("),
-                "--key-class is not a valid regular expression: Unclosed group");
+                "--key-class: expected a regular expression; Unclosed group in \"(\"");
         assertUsage(replay("--rules", "r.yaml", "--trace", "t.jsonl", "--chart", "c.png", "--chart-size", "big"),
-                "--chart-size must be WIDTHxHEIGHT in pixels, e.g. 1200x800, was 'big'");
+                "--chart-size: expected WIDTHxHEIGHT in pixels, e.g. 1200x800; was \"big\"");
         assertUsage(replay("--rules", "r.yaml", "--trace", "t.jsonl", "--chart", "c.png", "--slice", "100us"),
-                "--slice must be at least 1ms, was 100us");
+                "--slice: expected at least 1ms; was \"100us\"");
+        assertUsage(replay("--rules", "r.yaml", "--trace", "t.jsonl", "--chart", "c.png", "--slice", "5"),
+                "--slice: expected a duration: a number and a unit");
+        assertUsage(replay("--rules", "r.yaml", "--rules", "s.yaml", "--trace", "t.jsonl"), "--rules given twice");
+        assertUsage(replay("--trace", "t.jsonl", "--fast"), "unknown option '--fast'");
     }
 
     @Test
@@ -238,7 +242,7 @@ class ReplayBadInputTest {
     void helpIsNotAnError() {
         ReplayRun run = replay("--help");
         assertThat(run.exitCode()).isZero();
-        assertThat(run.out()).startsWith("usage: sluice replay --rules RULES.yaml --trace TRACE.jsonl");
+        assertThat(run.out()).startsWith("Usage: sluice replay [-h] --rules=FILE --trace=FILE");
     }
 
     private static void assertUsage(ReplayRun run, String message) {
