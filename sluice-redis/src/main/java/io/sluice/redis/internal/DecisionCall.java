@@ -31,7 +31,7 @@ final class DecisionCall {
         }
     }
 
-    private static final int REPLY_SIZE = 9;
+    private static final int REPLY_SIZE = 11;
     /** Reply fields per request of a batch call (the single form's, without replayed). */
     private static final int FIELDS = REPLY_SIZE - 1;
 
@@ -103,12 +103,20 @@ final class DecisionCall {
                                       String requestId, KeyLayout layout, String dedupTtlMillis, Request request) {
         List<String> keys = new ArrayList<>();
         List<String> names = new ArrayList<>();
+        StringBuilder shadowMask = null;
         List<String> args = new ArrayList<>(List.of(op, amount, maxWait, now, requestId, dedupTtlMillis, ""));
         List<String> previous = null;
         for (Target t : targets) {
             for (int i = 0; i < t.rule().size(); i++) {
                 keys.add(t.stateKeys()[i]);
                 names.add(t.rule().limitName(i));
+                boolean shadow = t.rule().rule().isShadow(t.rule().limitName(i));
+                if (shadow && shadowMask == null) {
+                    shadowMask = new StringBuilder("0".repeat(names.size() - 1));
+                }
+                if (shadowMask != null) {
+                    shadowMask.append(shadow ? '1' : '0');
+                }
                 args.add(t.rule().algorithm(i));
                 args.add(t.rule().fingerprint(i));
                 args.add(t.rule().params(i));
@@ -125,7 +133,13 @@ final class DecisionCall {
                 }
             }
         }
-        args.set(6, Integer.toString(names.size()));
+        // "n", or "n:MASK" with a 1 per shadow limit (rule.lua).
+        String count = Integer.toString(names.size());
+        if (shadowMask != null) {
+            shadowMask.append("0".repeat(names.size() - shadowMask.length()));
+            count += ":" + shadowMask;
+        }
+        args.set(6, count);
         if (previous != null) {
             args.addAll(previous);
         }
@@ -152,9 +166,17 @@ final class DecisionCall {
     /** The decision in a reply of a {@link #decide} call. */
     Decision decision(List<Object> reply) {
         check(reply);
-        int decider = (int) number(reply, 6);
-        return new Decision(number(reply, 0) == 1, number(reply, 1), number(reply, 2), number(reply, 3),
-                number(reply, 4), number(reply, 5), limitNames[decider - 1], number(reply, 7));
+        return decisionAt(reply, 0);
+    }
+
+    /** The decision in the ten fields from {@code at}; the shadow fields name a limit when the 9th is not 0. */
+    private Decision decisionAt(List<Object> reply, int at) {
+        int decider = (int) number(reply, at + 6);
+        int shadowDecider = (int) number(reply, at + 8);
+        return new Decision(number(reply, at) == 1, number(reply, at + 1), number(reply, at + 2),
+                number(reply, at + 3), number(reply, at + 4), number(reply, at + 5), limitNames[decider - 1],
+                number(reply, at + 7), Decision.Source.STORE, shadowDecider == 0 ? null : limitNames[shadowDecider - 1],
+                number(reply, at + 9));
     }
 
     /** Whether the lease was held, from a reply of a {@link #release} call. */
@@ -179,10 +201,7 @@ final class DecisionCall {
             if (ops.get(i).isRelease()) {
                 out.add(number(reply, at) == 1);
             } else {
-                int decider = (int) number(reply, at + 6);
-                out.add(new Decision(number(reply, at) == 1, number(reply, at + 1), number(reply, at + 2),
-                        number(reply, at + 3), number(reply, at + 4), number(reply, at + 5), limitNames[decider - 1],
-                        number(reply, at + 7)));
+                out.add(decisionAt(reply, at));
             }
         }
         return out;

@@ -142,8 +142,8 @@ final class DenialCache {
      * a count_rejected limit (see the comment above). Of its requests, only tries are answered and recorded.
      */
     static boolean eligible(Rule rule) {
-        if (rule.mode().kind() != Mode.Kind.EXACT) {
-            return false;
+        if (rule.mode().kind() != Mode.Kind.EXACT || !rule.shadow().isEmpty()) {
+            return false;   // shadow limits: a repeated denial would not say what they would have done
         }
         for (Limit limit : rule.limits()) {
             if (limit instanceof Concurrency
