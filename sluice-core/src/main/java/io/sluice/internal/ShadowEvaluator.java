@@ -20,7 +20,7 @@ import io.sluice.internal.algorithm.Step;
  * that would have rejected (the longest retry-after among those that would have) is reported in
  * {@link Decision#shadowLimit()} with its retry-after.
  */
-final class ShadowEvaluator {
+public final class ShadowEvaluator {
 
     private ShadowEvaluator() {}
 
@@ -29,7 +29,7 @@ final class ShadowEvaluator {
         long permits = request.permits();
         long maxWait = RuleEvaluator.maxWaitOf(request);
         if (request.op() == Request.Op.TRY_AT_MOST) {
-            long grantable = permits;
+            long grantable = atMost(rule.rule(), permits);
             for (int i = 0; i < n && grantable > 0; i++) {
                 if (!rule.shadow(i)) {
                     grantable = Math.min(grantable, rule.algorithm(i).grantable(states[i], now, grantable));
@@ -77,6 +77,16 @@ final class ShadowEvaluator {
             changed |= next[i] != states[i];
         }
         return new RuleEvaluator.Outcome(decision, changed ? next : null);
+    }
+
+    /**
+     * The most a best-effort request steps with: the rule's {@link io.sluice.Rule#maxPermits()}, which counts the
+     * shadow limits. Only the enforced limits' grantable counts then, so without this cap a shadow limit could be
+     * stepped with more permits than it could ever hold (a request other algorithms do not take). The Redis store
+     * sends best-effort requests capped the same way.
+     */
+    public static long atMost(io.sluice.Rule rule, long permits) {
+        return Math.min(permits, rule.maxPermits());
     }
 
     /** A rule of shadow limits only admits: the numbers of its limits, no wait, no retry-after, no lease. */

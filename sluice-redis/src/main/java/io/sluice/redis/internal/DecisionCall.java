@@ -2,6 +2,8 @@ package io.sluice.redis.internal;
 
 import io.sluice.Decision;
 import io.sluice.Request;
+import io.sluice.Rule;
+import io.sluice.internal.ShadowEvaluator;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -60,7 +62,11 @@ final class DecisionCall {
     static DecisionCall decide(List<Target> targets, Request request, String now, String requestId,
                                KeyLayout layout, String dedupTtlMillis) {
         String id = request.op() == Request.Op.PEEK ? "" : requestId;
-        return build(targets, op(request.op()), Long.toString(request.permits()),
+        long permits = request.permits();
+        for (Target t : targets) {
+            permits = permitsOf(t, request, permits);
+        }
+        return build(targets, op(request.op()), Long.toString(permits),
                 Long.toString(request.maxWaitMicros()), now, id, layout, dedupTtlMillis, request);
     }
 
@@ -92,7 +98,7 @@ final class DecisionCall {
                 args[next++] = "0";
             } else {
                 args[next++] = op(op.request().op());
-                args[next++] = Long.toString(op.request().permits());
+                args[next++] = Long.toString(permitsOf(target, op.request(), op.request().permits()));
                 args[next++] = Long.toString(op.request().maxWaitMicros());
             }
         }
@@ -148,6 +154,13 @@ final class DecisionCall {
         }
         return new DecisionCall(new ScriptCall(keys.toArray(new String[0]), args.toArray(new String[0])),
                 names.toArray(new String[0]), request);
+    }
+
+    /** A best-effort request on a rule with shadow limits is capped as {@link ShadowEvaluator#atMost} caps it. */
+    private static long permitsOf(Target target, Request request, long permits) {
+        Rule rule = target.rule().rule();
+        return request.op() == Request.Op.TRY_AT_MOST && !rule.shadow().isEmpty()
+                ? ShadowEvaluator.atMost(rule, permits) : permits;
     }
 
     private static String op(Request.Op op) {

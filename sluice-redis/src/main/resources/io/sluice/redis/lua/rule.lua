@@ -174,6 +174,7 @@ local function decide(op, amount, max_wait_arg)
     max_wait = sluice.arg_int(max_wait_arg)
   end
   if op == "at_most" then
+    -- With shadow limits the client has capped permits at the rule's maxPermits (ShadowEvaluator.atMost).
     local grantable = permits
     for i = 1, n do
       if grantable > 0 and not (shadow and shadow[i]) then
