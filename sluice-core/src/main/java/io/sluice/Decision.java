@@ -10,6 +10,10 @@ import java.util.Objects;
  * <p>For a rule of several limits, {@link #remaining()} is the smallest across its limits, {@link #limit()}
  * names the limit that rejected (the one with the longest retry-after when several did) or, when admitted,
  * the tightest one (fewest remaining), and the wait is the longest any limit asked for. Immutable.
+ *
+ * <p>Shadow limits ({@link Rule#withShadow}) never decide: the fields above come from the enforced limits (from
+ * the shadow ones, allowed and without a wait, when the rule has no other), and {@link #shadowLimit()} names the
+ * shadow limit that would have rejected the request, with the retry-after it would have given.
  */
 public final class Decision {
 
@@ -56,6 +60,8 @@ public final class Decision {
     private final String limit;
     private final long lease;
     private final Source source;
+    private final String shadowLimit;
+    private final long shadowRetryAfterMicros;
 
     /**
      * Creates a decision; stores build these, users read them.
@@ -75,6 +81,24 @@ public final class Decision {
      */
     public Decision(boolean allowed, long granted, long remaining, long retryAfterMicros, long resetAfterMicros,
                     long waitMicros, String limit, long lease, Source source) {
+        this(allowed, granted, remaining, retryAfterMicros, resetAfterMicros, waitMicros, limit, lease, source, null,
+                0);
+    }
+
+    /**
+     * Creates a decision made by {@code source} in which the shadow limit {@code shadowLimit} (null: none) would
+     * have rejected the request, with a retry-after of {@code shadowRetryAfterMicros}.
+     *
+     * @throws IllegalArgumentException when a count or duration is negative, {@code limit} or {@code source} is
+     *                                  null, or a shadow retry-after is given without a shadow limit
+     */
+    public Decision(boolean allowed, long granted, long remaining, long retryAfterMicros, long resetAfterMicros,
+                    long waitMicros, String limit, long lease, Source source, String shadowLimit,
+                    long shadowRetryAfterMicros) {
+        if (shadowRetryAfterMicros < 0 || (shadowLimit == null && shadowRetryAfterMicros != 0)) {
+            throw new IllegalArgumentException("shadowRetryAfterMicros must be non-negative, and 0 without a"
+                    + " shadow limit; was " + shadowRetryAfterMicros + " for shadow limit " + shadowLimit);
+        }
         if (granted < 0 || remaining < 0 || retryAfterMicros < 0 || resetAfterMicros < 0 || waitMicros < 0) {
             throw new IllegalArgumentException("decision fields must be non-negative: granted=" + granted
                     + ", remaining=" + remaining + ", retryAfterMicros=" + retryAfterMicros + ", resetAfterMicros="
@@ -89,12 +113,14 @@ public final class Decision {
         this.limit = Checks.notNull(limit, "limit");
         this.lease = lease;
         this.source = Checks.notNull(source, "source");
+        this.shadowLimit = shadowLimit;
+        this.shadowRetryAfterMicros = shadowRetryAfterMicros;
     }
 
     /** This decision as made by {@code source}. */
     public Decision withSource(Source source) {
         return source == this.source ? this : new Decision(allowed, granted, remaining, retryAfterMicros,
-                resetAfterMicros, waitMicros, limit, lease, source);
+                resetAfterMicros, waitMicros, limit, lease, source, shadowLimit, shadowRetryAfterMicros);
     }
 
     /** Whether the request was admitted (for a partial grant: whether at least one permit was granted). */
@@ -168,6 +194,24 @@ public final class Decision {
         return source;
     }
 
+    /**
+     * The shadow limit that would have rejected this request had it been in force (the one with the longest
+     * retry-after when several would have), or null when none would have (or the rule has no shadow limit).
+     */
+    public String shadowLimit() {
+        return shadowLimit;
+    }
+
+    /** Whether a shadow limit would have rejected this request: {@code shadowLimit() != null}. */
+    public boolean shadowRejected() {
+        return shadowLimit != null;
+    }
+
+    /** The retry-after {@link #shadowLimit()} would have given, in microseconds; 0 when none would have rejected. */
+    public long shadowRetryAfterMicros() {
+        return shadowRetryAfterMicros;
+    }
+
     private static Duration toDuration(long micros) {
         return micros == Long.MAX_VALUE ? ChronoUnitHolder.FOREVER
                 : Duration.ofSeconds(micros / 1_000_000, (micros % 1_000_000) * 1_000);
@@ -183,13 +227,14 @@ public final class Decision {
         }
         return allowed == d.allowed && granted == d.granted && remaining == d.remaining
                 && retryAfterMicros == d.retryAfterMicros && resetAfterMicros == d.resetAfterMicros
-                && waitMicros == d.waitMicros && lease == d.lease && limit.equals(d.limit) && source == d.source;
+                && waitMicros == d.waitMicros && lease == d.lease && limit.equals(d.limit) && source == d.source
+                && Objects.equals(shadowLimit, d.shadowLimit) && shadowRetryAfterMicros == d.shadowRetryAfterMicros;
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(allowed, granted, remaining, retryAfterMicros, resetAfterMicros, waitMicros, limit, lease,
-                source);
+                source, shadowLimit, shadowRetryAfterMicros);
     }
 
     @Override
@@ -197,7 +242,9 @@ public final class Decision {
         return "Decision{" + (allowed ? "allowed" : "rejected") + ", granted=" + granted + ", remaining=" + remaining
                 + ", retryAfterMicros=" + retryAfterMicros + ", resetAfterMicros=" + resetAfterMicros
                 + ", waitMicros=" + waitMicros + ", limit=" + limit + (lease == NO_LEASE ? "" : ", lease=" + lease)
-                + (source == Source.STORE ? "" : ", source=" + source) + "}";
+                + (source == Source.STORE ? "" : ", source=" + source)
+                + (shadowLimit == null ? "" : ", shadowLimit=" + shadowLimit + ", shadowRetryAfterMicros="
+                        + shadowRetryAfterMicros) + "}";
     }
 
     private static final class ChronoUnitHolder {

@@ -11,6 +11,13 @@ import java.util.Set;
  * when any limit rejects <b>no limit is charged</b> (the one deliberate exception: a limit with
  * {@code countRejected} records the rejected attempt, which is what that option asks for).
  *
+ * <p>A <b>shadow</b> limit ({@link #withShadow}) decides and counts but never rejects: the request is decided by
+ * the other limits, and {@link Decision#shadowLimit()} names the shadow limit that would have rejected it. The
+ * shadow limits keep the state they would have under the rule with them in force: all or nothing among
+ * themselves, charged only when the request was admitted and every shadow limit would have admitted it. A rule
+ * whose limits are all shadow limits admits every request. Shadow limits run in {@link Mode#exact()} and
+ * {@link Mode#coalesced} modes.
+ *
  * <p>The rule's name is the namespace of its keys in a store: two limiters with rules of the same name on one
  * store share state. Limit names must be unique within a rule, and a rule holds at most one
  * {@link Concurrency} limit (it hands out the lease ids). Immutable.
@@ -21,14 +28,16 @@ public final class Rule {
     private final List<Limit> limits;
     private final Mode mode;
     private final FailurePolicy failurePolicy;
+    /** Names of the shadow limits; empty for most rules. */
+    private final Set<String> shadow;
     /** {@link #maxPermits()}, read on every decision: computed once, the limits being immutable. */
     private final long maxPermits;
 
     private Rule(String name, List<Limit> limits) {
-        this(name, limits, Mode.exact(), FailurePolicy.raise());
+        this(name, limits, Mode.exact(), FailurePolicy.raise(), Set.of());
     }
 
-    private Rule(String name, List<Limit> limits, Mode mode, FailurePolicy failurePolicy) {
+    private Rule(String name, List<Limit> limits, Mode mode, FailurePolicy failurePolicy, Set<String> shadow) {
         this.name = Checks.name(name, "rule name");
         if (limits == null || limits.isEmpty()) {
             throw new IllegalArgumentException("limits of rule '" + name + "' must hold at least one limit");
@@ -57,6 +66,24 @@ public final class Rule {
             max = Math.min(max, l.maxPermits());
         }
         this.maxPermits = max;
+        for (String s : shadow) {
+            if (!names.contains(s)) {
+                throw new IllegalArgumentException("shadow of rule '" + name + "' names limit '" + s
+                        + "', which the rule does not have; its limits are " + names);
+            }
+        }
+        this.shadow = Set.copyOf(shadow);
+        for (Limit limit : limits) {
+            if (limit instanceof Concurrency && this.shadow.contains(limit.name())) {
+                throw new IllegalArgumentException("shadow of rule '" + name + "' names the concurrency limit '"
+                        + limit.name() + "'; a concurrency limit cannot be a shadow limit (its leases must be"
+                        + " released, and a shadow decision hands none out)");
+            }
+        }
+        if (!this.shadow.isEmpty() && mode.kind() != Mode.Kind.EXACT && mode.kind() != Mode.Kind.COALESCED) {
+            throw new IllegalArgumentException("shadow limits of rule '" + name + "' run in the exact and coalesced"
+                    + " modes only; its mode is " + mode);
+        }
         mode.check(name, this.limits);
         if (failurePolicy.kind() == FailurePolicy.Kind.LOCAL_FALLBACK) {
             io.sluice.internal.LimitShares.scale(this, failurePolicy.share());
@@ -99,7 +126,7 @@ public final class Rule {
      * @throws IllegalArgumentException when a limit's algorithm cannot run in that mode (see {@link Mode})
      */
     public Rule withMode(Mode mode) {
-        return new Rule(name, limits, Checks.notNull(mode, "mode"), failurePolicy);
+        return new Rule(name, limits, Checks.notNull(mode, "mode"), failurePolicy, shadow);
     }
 
     /**
@@ -108,7 +135,37 @@ public final class Rule {
      * @throws IllegalArgumentException when a local fallback's share leaves a limit without a permit
      */
     public Rule withFailurePolicy(FailurePolicy policy) {
-        return new Rule(name, limits, mode, Checks.notNull(policy, "failure_policy"));
+        return new Rule(name, limits, mode, Checks.notNull(policy, "failure_policy"), shadow);
+    }
+
+    /**
+     * A copy in which the limits named {@code limitNames} are shadow limits (and no other: an empty array makes
+     * every limit enforced again). See the class Javadoc for what a shadow limit does.
+     *
+     * @throws IllegalArgumentException when a name is not one of the rule's limits, or the rule's mode is
+     *                                  neither exact nor coalesced
+     */
+    public Rule withShadow(String... limitNames) {
+        Set<String> names = new HashSet<>();
+        for (String n : Checks.notNull(limitNames, "shadow")) {
+            names.add(Checks.notNull(n, "shadow"));
+        }
+        return new Rule(name, limits, mode, failurePolicy, names);
+    }
+
+    /** A copy in which every limit is a shadow limit: the rule admits every request and says what it would do. */
+    public Rule asShadow() {
+        return withShadow(limits.stream().map(Limit::name).toArray(String[]::new));
+    }
+
+    /** The names of the shadow limits (empty: every limit is enforced). */
+    public Set<String> shadow() {
+        return shadow;
+    }
+
+    /** Whether the limit named {@code limitName} is a shadow limit. */
+    public boolean isShadow(String limitName) {
+        return shadow.contains(limitName);
     }
 
     /** The limits, in the order given. */
@@ -143,7 +200,7 @@ public final class Rule {
         if (!replaced) {
             next.add(limit);
         }
-        return new Rule(name, next, mode, failurePolicy);
+        return new Rule(name, next, mode, failurePolicy, shadow);
     }
 
     /**
@@ -156,17 +213,19 @@ public final class Rule {
     @Override
     public boolean equals(Object o) {
         return o instanceof Rule r && r.name.equals(name) && r.limits.equals(limits) && r.mode.equals(mode)
-                && r.failurePolicy.equals(failurePolicy);
+                && r.failurePolicy.equals(failurePolicy) && r.shadow.equals(shadow);
     }
 
     @Override
     public int hashCode() {
-        return (name.hashCode() * 31 + limits.hashCode()) * 31 + mode.hashCode() * 7 + failurePolicy.hashCode();
+        return (name.hashCode() * 31 + limits.hashCode()) * 31 + mode.hashCode() * 7 + failurePolicy.hashCode()
+                + shadow.hashCode() * 13;
     }
 
     @Override
     public String toString() {
         return "Rule{" + name + ", " + limits + (mode.kind() == Mode.Kind.EXACT ? "" : ", mode=" + mode)
-                + (failurePolicy.kind() == FailurePolicy.Kind.RAISE ? "" : ", on_failure=" + failurePolicy) + "}";
+                + (failurePolicy.kind() == FailurePolicy.Kind.RAISE ? "" : ", on_failure=" + failurePolicy)
+                + (shadow.isEmpty() ? "" : ", shadow=" + new java.util.TreeSet<>(shadow)) + "}";
     }
 }

@@ -11,8 +11,9 @@ package io.sluice;
  * the next free ticket has arrived (Guava's {@code tryAcquire(permits, 0, ...)}); {@link RateLimiter#reserve}
  * and {@link RateLimiter#acquire} admit when the wait fits in the timeout, exactly as Guava's
  * {@code tryAcquire(permits, timeout, unit)}. A key that has been idle long enough to save a full burst is
- * dropped and comes back as a new limiter, with nothing saved, as a cache of Guava limiters with
- * {@code expireAfterAccess} would; that only ever makes it stricter. Memory: two numbers per key.
+ * dropped, and a key without state is exactly that, an idle key with the full burst saved: a key seen for the
+ * first time may spend {@code maxBurstSeconds × permitsPerSecond} permits at once, as a Guava limiter created
+ * earlier and left idle would. Memory: two numbers per key, while the key is not idle and full.
  *
  * <p>Changing the rate behaves like Guava's {@code setRate}: the key's state is brought up to date at the
  * old rate, stored permits are scaled by {@code newMaxPermits / oldMaxPermits}, and the next free ticket

@@ -22,9 +22,11 @@ import java.time.Duration;
  * lost); switching to {@link Refill#INTERVAL_ALIGNED} joins the epoch grid at the current period.
  *
  * <p>A key's state is dropped once its bucket is full again, when it means the same as a new key. With
- * {@code initialTokens < capacity} a full bucket admits more than a new key; it is dropped all the same (no
- * state outlives what it describes) and the key comes back with {@code initialTokens}: stricter, never more
- * permissive.
+ * {@code initialTokens < capacity} a full bucket admits more than a new key, so the state is kept (Redis:
+ * until the end of Sluice's clock; the in-memory store: until {@code maxKeys} evicts it): a key idle until
+ * full comes back full, as Bucket4j's bucket does, and only a key never seen starts with
+ * {@code initialTokens}. Its first decision creates the bucket even when it rejects, so a bucket starting
+ * below the permits asked (for example at 0) refills from then on and admits once they are there.
  *
  * @param name          default {@code "token_bucket"}
  * @param capacity      most tokens the bucket holds, in [1, {@link Limit#MAX_COUNT}]

@@ -16,8 +16,9 @@ import java.io.Writer;
  * {"t_ms":1000,"limit":"per_min","ok":true}                                    set_limit
  * </pre>
  *
- * {@code lease} is added to a decision that granted one; {@code retry_after_ms} is {@code null} when no amount
- * of waiting alone would do.
+ * {@code lease} is added to a decision that granted one; {@code shadow_limit} and {@code shadow_retry_after_ms}
+ * to one that a shadow limit would have rejected (the limit, and the retry-after it would have given);
+ * {@code retry_after_ms} is {@code null} when no amount of waiting alone would do.
  */
 final class DecisionWriter {
 
@@ -66,6 +67,12 @@ final class DecisionWriter {
         string(s, d.limit());
         if (d.lease() != Decision.NO_LEASE) {
             s.append(",\"lease\":").append(d.lease());
+        }
+        if (d.shadowRejected()) {
+            s.append(",\"shadow_limit\":");
+            string(s, d.shadowLimit());
+            s.append(",\"shadow_retry_after_ms\":");
+            duration(s, d.shadowRetryAfterMicros());
         }
         s.append("}\n");
     }

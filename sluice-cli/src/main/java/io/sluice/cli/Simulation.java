@@ -108,7 +108,8 @@ final class Simulation implements AutoCloseable {
             for (Limit l : defined.limits()) {
                 current.add(limits.get(l.name()));
             }
-            rule = Rule.of(line.rule(), current);
+            // The rule's shadow limits watch here too; its mode does not apply (replay decides exactly).
+            rule = Rule.of(line.rule(), current).withShadow(defined.shadow().toArray(String[]::new));
         } else {
             rule = Rule.of(LIMIT_RULE_PREFIX + line.limit(), knownLimit(line));
         }

@@ -92,7 +92,7 @@ final class TraceReader implements Closeable {
         String key = null;
         String rule = null;
         String limit = null;
-        long permits = -1;
+        long permits = 1;
         long maxWait = Long.MAX_VALUE;
         long lease = 0;
         JsonNode params = null;
@@ -211,7 +211,8 @@ final class TraceReader implements Closeable {
             }
         }
         long minPermits = op == TraceOp.PEEK ? 0 : 1;
-        if (permits == -1) {
+        // Absent means 1; any value given is checked, -1 included (it once stood for "absent" here).
+        if ((seen & PERMITS) == 0) {
             permits = 1;
         } else if (permits < minPermits) {
             throw error("permits", "expected an integer of at least " + minPermits + "; was " + permits);

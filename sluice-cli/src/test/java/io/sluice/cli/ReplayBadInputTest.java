@@ -75,6 +75,11 @@ class ReplayBadInputTest {
                 "permits: expected an integer; was 1.5");
         assertBadTrace("{\"t_ms\": 1000, \"key\": \"u1\", \"rule\": \"api\", \"permits\": 0}",
                 "permits: expected an integer of at least 1; was 0");
+        // -1 once meant "absent" inside the reader and was replayed as 1
+        assertBadTrace("{\"t_ms\": 1000, \"key\": \"u1\", \"rule\": \"api\", \"permits\": -1}",
+                "permits: expected an integer of at least 1; was -1");
+        assertBadTrace("{\"t_ms\": 1000, \"op\": \"peek\", \"key\": \"u1\", \"rule\": \"api\", \"permits\": -1}",
+                "permits: expected an integer of at least 0; was -1");
         assertBadTrace("{\"t_ms\": 1000, \"key\": 42, \"rule\": \"api\"}", "key: expected a string; was 42");
         assertBadTrace("{\"t_ms\": 1000, \"key\": \"\", \"rule\": \"api\"}", "key: key must be a non-empty string");
         assertBadTrace("{\"t_ms\": 1000, \"key\": \"u1\", \"rule\": \"api\", \"op\": \"take\"}",

@@ -10,6 +10,10 @@ import java.util.List;
 public final class CompiledRule {
     private final Rule rule;
     private final Algorithm<Object>[] algorithms;
+    /** Which limits are shadow limits; null when none is (most rules). */
+    private final boolean[] shadow;
+    /** How many limits are enforced (not shadow). */
+    private final int enforced;
 
     @SuppressWarnings("unchecked")
     public CompiledRule(Rule rule) {
@@ -19,6 +23,32 @@ public final class CompiledRule {
         for (int i = 0; i < algorithms.length; i++) {
             algorithms[i] = Algorithms.of(limits.get(i));
         }
+        boolean[] flags = null;
+        int count = algorithms.length;
+        for (int i = 0; i < algorithms.length; i++) {
+            if (rule.isShadow(limits.get(i).name())) {
+                flags = flags == null ? new boolean[algorithms.length] : flags;
+                flags[i] = true;
+                count--;
+            }
+        }
+        this.shadow = flags;
+        this.enforced = count;
+    }
+
+    /** Whether some limit of the rule is a shadow limit. */
+    public boolean hasShadow() {
+        return shadow != null;
+    }
+
+    /** Whether limit {@code i} is a shadow limit. */
+    public boolean shadow(int i) {
+        return shadow != null && shadow[i];
+    }
+
+    /** How many limits are enforced, i.e. not shadow limits. */
+    public int enforced() {
+        return enforced;
     }
 
     public Rule rule() {

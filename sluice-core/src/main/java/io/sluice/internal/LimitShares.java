@@ -32,7 +32,7 @@ public final class LimitShares {
         for (Limit limit : rule.limits()) {
             scaled.add(scale(rule.name(), limit, share));
         }
-        return Rule.of(rule.name(), scaled);
+        return Rule.of(rule.name(), scaled).withShadow(rule.shadow().toArray(String[]::new));
     }
 
     /**

@@ -22,6 +22,9 @@ public final class RuleEvaluator {
     public record Outcome(Decision decision, Object[] states) {}
 
     public static Outcome evaluate(CompiledRule rule, Object[] states, long now, Request request) {
+        if (rule.hasShadow()) {
+            return ShadowEvaluator.evaluate(rule, states, now, request);
+        }
         int n = rule.size();
         long permits = request.permits();
         long maxWait = request.op() == Request.Op.RESERVE ? request.maxWaitMicros() : 0;
@@ -44,7 +47,7 @@ public final class RuleEvaluator {
             steps[i] = algorithm.step(states[i], now, permits, maxWait);
             allowed &= steps[i].allowed();
         }
-        Decision decision = allowed ? admitted(rule, steps, request, permits) : rejected(rule, steps);
+        Decision decision = allowed ? admitted(rule, steps, request, permits, false) : rejected(rule, steps, false);
         if (request.op() == Request.Op.PEEK) {
             return new Outcome(decision, null);
         }
@@ -111,12 +114,23 @@ public final class RuleEvaluator {
         return s.allowed() ? s.admitted() : s.rejected();
     }
 
-    private static Decision admitted(CompiledRule rule, Step<Object>[] steps, Request request, long permits) {
-        int tightest = 0;
+    /**
+     * The decision of an admitted request from its steps; with {@code enforcedOnly} the shadow limits' steps are
+     * left out (the rule must then have an enforced limit).
+     */
+    static Decision admitted(CompiledRule rule, Step<Object>[] steps, Request request, long permits,
+                             boolean enforcedOnly) {
+        int tightest = -1;
         long wait = 0;
         long reset = 0;
         long lease = Decision.NO_LEASE;
         for (int i = 0; i < steps.length; i++) {
+            if (enforcedOnly && rule.shadow(i)) {
+                continue;
+            }
+            if (tightest < 0) {
+                tightest = i;
+            }
             Step<Object> s = steps[i];
             if (s.remaining() < steps[tightest].remaining()) {
                 tightest = i;
@@ -135,11 +149,15 @@ public final class RuleEvaluator {
                 rule.algorithm(tightest).limit().name(), lease);
     }
 
-    private static Decision rejected(CompiledRule rule, Step<Object>[] steps) {
+    /** The decision of a rejected request from its steps, with or without the shadow limits' (as admitted). */
+    static Decision rejected(CompiledRule rule, Step<Object>[] steps, boolean enforcedOnly) {
         int decider = -1;
         long remaining = Long.MAX_VALUE;
         long reset = 0;
         for (int i = 0; i < steps.length; i++) {
+            if (enforcedOnly && rule.shadow(i)) {
+                continue;
+            }
             Step<Object> s = steps[i];
             remaining = Math.min(remaining, s.remaining());
             reset = Math.max(reset, s.resetAfterMicros());

@@ -30,6 +30,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * [{@code sluice_limiter_decisions_total}]: outcome {@code allowed}/{@code rejected}, source as
  * {@link Decision.Source} in lower case ({@code store}, {@code lease}, {@code sync}, {@code cached} for a denial a
  * Redis store repeated without a round trip (docs/cached-denials.md), {@code fail_open}, ...)</td></tr>
+ * <tr><td>{@code sluice.limiter.shadow{rule,limit}}</td><td>counter
+ * [{@code sluice_limiter_shadow_total}]: decisions a shadow limit would have rejected, by that limit (what it
+ * would have done; the decision itself is counted above)</td></tr>
  * <tr><td>{@code sluice.store.calls{operation,outcome}}</td><td>timer: each call to the store's backend
  * ({@code decide}, {@code lease}, {@code sync}, ...), outcome {@code success}/{@code error}</td></tr>
  * <tr><td>{@code sluice.breaker.state}</td><td>gauge: 0 closed, 1 half-open, 2 open</td></tr>
@@ -48,6 +51,7 @@ public final class SluiceMetrics implements SluiceListener {
 
     private final MeterRegistry registry;
     private final Map<DecisionTags, Counter> decisions = new ConcurrentHashMap<>();
+    private final Map<ShadowTags, Counter> shadows = new ConcurrentHashMap<>();
     private final Map<CallTags, Timer> calls = new ConcurrentHashMap<>();
     private final Map<String, Counter> breakerTransitions = new ConcurrentHashMap<>();
     private final Map<String, Counter[]> leases = new ConcurrentHashMap<>();
@@ -99,7 +103,16 @@ public final class SluiceMetrics implements SluiceListener {
                 .tags(Tags.of("rule", t.rule(), "limit", t.limit(), "outcome", t.allowed() ? "allowed" : "rejected",
                         "source", lower(t.source().name())))
                 .register(registry)).increment();
+        if (decision.shadowRejected()) {
+            shadows.computeIfAbsent(new ShadowTags(rule.name(), decision.shadowLimit()), t ->
+                    Counter.builder("sluice.limiter.shadow")
+                            .description("Decisions a shadow limit would have rejected, by rule and shadow limit")
+                            .tags(Tags.of("rule", t.rule(), "limit", t.limit())).register(registry)).increment();
+        }
     }
+
+    /** The tags of a shadow counter. */
+    private record ShadowTags(String rule, String limit) {}
 
     @Override
     public void onStoreCall(String operation, long nanos, Throwable error) {

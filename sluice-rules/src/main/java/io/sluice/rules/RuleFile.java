@@ -41,7 +41,8 @@ import java.util.Map;
  * {@code leased} with {@code lease_ttl} and {@code max_batch}, {@code synced} with {@code sync_interval}; see
  * {@link Mode}) and what it decides when the store fails ({@code on_failure}: {@code raise} (default),
  * {@code fail_open}, {@code fail_closed}, {@code local_fallback} with {@code fallback_share}; see
- * {@link FailurePolicy}).
+ * {@link FailurePolicy}) and which of its limits only watch ({@code shadow}: {@code true} for all of them, or
+ * a list of limit names; see {@link Rule#withShadow}).
  * Durations are strings with a unit ({@link Durations}); omitted optional parameters take the defaults of the
  * records' {@code of(...)} factories. Anything else — an unknown field or algorithm, a value of the wrong
  * type, a rule naming an unknown limit, a value the record refuses — is a {@link RuleFileException} naming
@@ -177,7 +178,7 @@ public final class RuleFile {
 
     /** The fields a rule may have besides its limits. */
     static final List<String> RULE_FIELDS = List.of("limits", "mode", "lease_ttl", "max_batch",
-            "sync_interval", "on_failure", "fallback_share");
+            "sync_interval", "on_failure", "fallback_share", "shadow");
 
     private static Rule defineRule(String name, Node definition, Map<String, Limit> limits) throws RuleFileException {
         Map<String, Node> members = definition.members("a map with 'limits': a list of limit names");
@@ -220,6 +221,10 @@ public final class RuleFile {
                 throw (modeNode == null ? definition : modeNode).error(e.getMessage());
             }
         }
+        Node shadowNode = members.get("shadow");
+        if (shadowNode != null) {
+            rule = defineShadow(rule, shadowNode);
+        }
         Node policyNode = members.get("on_failure");
         if (policyNode != null || members.containsKey("fallback_share")) {
             FailurePolicy policy = definePolicy(policyNode == null ? definition : policyNode, members);
@@ -232,6 +237,41 @@ public final class RuleFile {
             }
         }
         return rule;
+    }
+
+    /**
+     * {@code shadow}: {@code true} (every limit of the rule decides and counts but never rejects), {@code false},
+     * or a list of the rule's limit names that are shadow limits.
+     */
+    private static Rule defineShadow(Rule rule, Node shadowNode) throws RuleFileException {
+        String expected = "true, false or a list of the rule's limit names";
+        if (shadowNode.kind() == Node.Kind.BOOLEAN) {
+            try {
+                return shadowNode.bool(expected) ? rule.asShadow() : rule;
+            } catch (IllegalArgumentException e) {
+                throw shadowNode.error(e.getMessage());
+            }
+        }
+        if (shadowNode.kind() != Node.Kind.ARRAY) {
+            throw shadowNode.error("expected " + expected + "; was " + shadowNode.describe());
+        }
+        List<String> names = new ArrayList<>();
+        for (Node item : shadowNode.items(expected)) {
+            String limitName = item.string("a limit name of this rule");
+            if (rule.limit(limitName) == null) {
+                throw item.error("\"" + limitName + "\" is not a limit of this rule; its limits are "
+                        + String.join(", ", rule.limits().stream().map(Limit::name).toList()));
+            }
+            if (names.contains(limitName)) {
+                throw item.error("\"" + limitName + "\" appears twice");
+            }
+            names.add(limitName);
+        }
+        try {
+            return rule.withShadow(names.toArray(String[]::new));
+        } catch (IllegalArgumentException e) {
+            throw shadowNode.error(e.getMessage());
+        }
     }
 
     /** {@code mode} and the options that belong to it: {@code lease_ttl}, {@code max_batch}, {@code sync_interval}. */

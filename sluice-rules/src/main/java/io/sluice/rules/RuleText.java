@@ -68,6 +68,15 @@ public final class RuleText {
             if (mode.kind() == Mode.Kind.SYNCED) {
                 g.writeStringField("sync_interval", Durations.format(mode.syncInterval()));
             }
+            if (!rule.shadow().isEmpty()) {
+                g.writeArrayFieldStart("shadow");
+                for (Limit limit : rule.limits()) {
+                    if (rule.isShadow(limit.name())) {
+                        g.writeString(limit.name());
+                    }
+                }
+                g.writeEndArray();
+            }
             FailurePolicy policy = rule.failurePolicy();
             if (policy.kind() != FailurePolicy.Kind.RAISE) {
                 g.writeStringField("on_failure", policy.name());

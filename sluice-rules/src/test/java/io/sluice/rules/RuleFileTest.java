@@ -293,6 +293,36 @@ class RuleFileTest {
         assertThat(e.source()).isEqualTo("conf/rules.yaml");
     }
 
+    @Test
+    void shadowIsTrueFalseOrAListOfTheRulesLimits() throws Exception {
+        RuleFile file = RuleFile.parse("s.yaml", "limits:\n"
+                + "  per_min: {algorithm: fixed_window, limit: 30, window: 1m}\n"
+                + "  per_sec: {algorithm: gcra, limit: 5, period: 1s}\n"
+                + "rules:\n"
+                + "  all: {limits: [per_min, per_sec], shadow: true}\n"
+                + "  none: {limits: [per_min], shadow: false}\n"
+                + "  some: {limits: [per_min, per_sec], shadow: [per_sec], mode: coalesced}\n");
+        assertThat(file.rules().get("all").shadow()).containsExactlyInAnyOrder("per_min", "per_sec");
+        assertThat(file.rules().get("none").shadow()).isEmpty();
+        assertThat(file.rules().get("some").shadow()).containsExactly("per_sec");
+        assertThat(file.rules().get("some").isShadow("per_min")).isFalse();
+    }
+
+    @Test
+    void shadowErrorsNameTheField() {
+        String limits = "limits:\n  a: {algorithm: gcra, limit: 5, period: 1s}\n"
+                + "  c: {algorithm: concurrency, max_concurrent: 2, lease_ttl: 10s}\nrules:\n";
+        assertError(limits + "  r: {limits: [a], shadow: [b]}\n", 5, 29, "rules.r.shadow[0]",
+                "\"b\" is not a limit of this rule; its limits are a");
+        assertError(limits + "  r: {limits: [a], shadow: [a, a]}\n", 5, 32, "rules.r.shadow[1]", "\"a\" appears twice");
+        assertError(limits + "  r: {limits: [a], shadow: yes please}\n", 5, 20, "rules.r.shadow",
+                "expected true, false or a list of the rule's limit names; was the string \"yes please\"");
+        assertError(limits + "  r: {limits: [a, c], shadow: [c]}\n", 5, 23, "rules.r.shadow",
+                "a concurrency limit cannot be a shadow limit");
+        assertError(limits + "  r: {limits: [a], mode: leased, shadow: true}\n", 5, 34, "rules.r.shadow",
+                "shadow limits of rule 'r' run in the exact and coalesced modes only");
+    }
+
     private static void assertError(String yaml, int line, int column, String field, String problem) {
         RuleFileException e = parseError(yaml.startsWith("{") ? "bad.json" : "bad.yaml", yaml);
         assertThat(e.field()).as(e.getMessage()).isEqualTo(field);

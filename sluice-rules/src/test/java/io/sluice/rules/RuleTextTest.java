@@ -41,7 +41,10 @@ class RuleTextTest {
             Rule.of("synced", FixedWindow.of(100, Duration.ofMinutes(1))).withMode(Mode.synced(Duration.ofMillis(50)))
                     .withFailurePolicy(FailurePolicy.failOpen()),
             Rule.of("coalesced", Gcra.of(7, Duration.ofSeconds(1))).withMode(Mode.coalesced())
-                    .withFailurePolicy(FailurePolicy.failClosed()));
+                    .withFailurePolicy(FailurePolicy.failClosed()),
+            Rule.of("shadowed", FixedWindow.of(50, Duration.ofMinutes(1)), Gcra.of(7, Duration.ofSeconds(1)))
+                    .withShadow("gcra"),
+            Rule.of("watching", Gcra.of(7, Duration.ofSeconds(1))).asShadow());
 
     @Test
     void everyRuleReadsBackEqual() throws RuleFileException {

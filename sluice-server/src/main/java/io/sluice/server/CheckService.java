@@ -133,7 +133,8 @@ final class CheckService implements HttpService {
         return decision.thenApply(d -> {
             if (counts) {
                 if (d.allowed()) {
-                    metrics.decision(API, rule, ServerMetrics.ALLOWED);
+                    // Let through although a shadow limit would have rejected it: "shadow", as Envoy's shadow_mode.
+                    metrics.decision(API, rule, d.shadowRejected() ? ServerMetrics.SHADOW : ServerMetrics.ALLOWED);
                     metrics.admitted(API, rule, d.remaining(), c.bound().quotas().getOrDefault(d.limit(), 0L));
                 } else {
                     metrics.decision(API, rule, ServerMetrics.REJECTED);

@@ -16,7 +16,8 @@ final class Json {
      * A decision: {@code allowed, granted, remaining, retry_after_ms, reset_after_ms, wait_ms, limit}; when a
      * concurrency limit granted one, {@code lease}; and when the store did not decide in its shared state,
      * {@code source} ({@code lease}, {@code sync}, {@code cached}, {@code fail_open}, {@code fail_closed},
-     * {@code local_fallback}).
+     * {@code local_fallback}); when a shadow limit would have rejected the request, {@code shadow_limit} and
+     * {@code shadow_retry_after_ms}.
      */
     static StringBuilder decision(StringBuilder s, Decision d) {
         s.append("{\"allowed\":").append(d.allowed());
@@ -35,6 +36,12 @@ final class Json {
         }
         if (d.source() != Decision.Source.STORE) {
             s.append(",\"source\":\"").append(d.source().name().toLowerCase(java.util.Locale.ROOT)).append('"');
+        }
+        if (d.shadowRejected()) {
+            s.append(",\"shadow_limit\":");
+            string(s, d.shadowLimit());
+            s.append(",\"shadow_retry_after_ms\":");
+            millis(s, d.shadowRetryAfterMicros());
         }
         return s.append('}');
     }

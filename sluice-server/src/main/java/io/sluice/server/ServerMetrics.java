@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <ul>
  *   <li>{@code sluice_decisions_total{api,rule,outcome}}: {@code allowed}, {@code rejected}, {@code shadow}
- *       (over the limit but let through by {@code shadow_mode}), {@code unlimited}, {@code unmatched},
+ *       (over the limit but let through by {@code shadow_mode}, or by a rule's shadow limit), {@code unlimited}, {@code unmatched},
  *       {@code released}, {@code not_released}
  *   <li>{@code sluice_near_limit_total{api,rule}}: admitted with more than 80% of the quota used (envoy's
  *       {@code near_limit})

@@ -33,7 +33,8 @@ import java.util.concurrent.CompletionException;
  * <li>{@code POST /v1/store/call}, body <code>{"rule", "fingerprint", "key", "op", "permits", "max_wait_us",
  * "lease", "now_us"}</code> with {@code op} one of {@code try, try_at_most, reserve, peek, release, reset};
  * answers a decision <code>{"allowed", "granted", "remaining", "retry_after_us", "reset_after_us", "wait_us",
- * "limit", "lease", "source"}</code> (times in whole microseconds, -1 for "never" and for no lease),
+ * "limit", "lease", "source"}</code>, and {@code "shadow_limit", "shadow_retry_after_us"} when a shadow limit
+ * would have rejected (times in whole microseconds, -1 for "never" and for no lease),
  * <code>{"released": bool}</code> or <code>{"reset": true}</code>.</li>
  * </ul>
  *
@@ -180,8 +181,13 @@ final class StoreService {
         s.append(",\"limit\":");
         Json.string(s, d.limit());
         s.append(",\"lease\":").append(d.lease());
-        s.append(",\"source\":\"").append(d.source().name().toLowerCase(Locale.ROOT)).append("\"}");
-        return s.toString();
+        s.append(",\"source\":\"").append(d.source().name().toLowerCase(Locale.ROOT)).append('"');
+        if (d.shadowRejected()) {
+            s.append(",\"shadow_limit\":");
+            Json.string(s, d.shadowLimit());
+            s.append(",\"shadow_retry_after_us\":").append(micros(d.shadowRetryAfterMicros()));
+        }
+        return s.append('}').toString();
     }
 
     private static long micros(long v) {

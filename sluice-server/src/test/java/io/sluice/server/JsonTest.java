@@ -26,6 +26,17 @@ class JsonTest {
     }
 
     @Test
+    void aDecisionAShadowLimitWouldHaveRejectedNamesItAndItsRetryAfter() {
+        Decision shadowed = new Decision(true, 1, 2, 0, 59_800_000, 0, "per_minute", Decision.NO_LEASE,
+                Decision.Source.STORE, "strict", 59_800_000);
+        assertThat(Json.decision(new StringBuilder(), shadowed).toString())
+                .endsWith(",\"limit\":\"per_minute\",\"shadow_limit\":\"strict\",\"shadow_retry_after_ms\":59800}");
+        assertThat(StoreService.decision(shadowed)).endsWith(",\"source\":\"store\",\"shadow_limit\":\"strict\","
+                + "\"shadow_retry_after_us\":59800000}");
+        assertThat(StoreService.decision(stored)).endsWith(",\"source\":\"store\"}");
+    }
+
+    @Test
     void unpairedSurrogatesAreEscapedSoTheOutputIsAlwaysUtf8() {
         assertThat(Json.string(new StringBuilder(), "a\ud800b\udc00\ud83d\ude00\ud83d").toString())
                 .isEqualTo("\"a\\ud800b\\udc00\ud83d\ude00\\ud83d\"");

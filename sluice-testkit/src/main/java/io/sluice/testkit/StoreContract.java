@@ -249,10 +249,13 @@ public abstract class StoreContract {
     @Test
     void smoothBurstyMatchesGuavaTestSimple() throws InterruptedException {
         RateLimiter l = limiter(SmoothBursty.of(5.0));
+        // A key without state is idle with its burst saved: the 5 saved permits and one fresh at once, as an
+        // idle Guava limiter; then Guava's testSimple, each request paying for the previous one.
+        l.acquire("k", 6, Duration.ofDays(1));
         l.acquire("k", 1, Duration.ofDays(1));
         l.acquire("k", 1, Duration.ofDays(1));
         l.acquire("k", 1, Duration.ofDays(1));
-        assertThat(clock.takeSleeps()).containsExactly(0L, 200 * MS, 200 * MS);
+        assertThat(clock.takeSleeps()).containsExactly(0L, 200 * MS, 200 * MS, 200 * MS);
     }
 
     @Test
@@ -328,6 +331,64 @@ public abstract class StoreContract {
         Decision sixth = l.tryAcquire("k");
         assertThat(sixth.allowed()).isFalse();
         assertThat(sixth.limit()).isEqualTo("fixed_window");
+    }
+
+    // ---------------------------------------------------------------- shadow limits
+
+    /** A limiter like {@link #limiter} in which the limits named {@code shadow} are shadow limits. */
+    protected RateLimiter shadowLimiter(List<String> shadow, Limit... limits) {
+        Rule rule = Rule.of("contract-" + UUID.randomUUID(), limits).withShadow(shadow.toArray(String[]::new));
+        RateLimiter l = RateLimiter.builder(rule).store(store).sleeper(clock).build();
+        limiters.add(l);
+        return l;
+    }
+
+    @Test
+    void aShadowLimitCountsWhatItWouldAdmitButNeverRejects() {
+        RateLimiter l = shadowLimiter(List.of("watch"), FixedWindow.of(3, Duration.ofHours(1)).named("enforce"),
+                TokenBucket.of(2, 1, Duration.ofSeconds(10)).named("watch"));
+        for (int i = 0; i < 2; i++) {
+            Decision d = l.tryAcquire("k");
+            assertThat(d.allowed()).isTrue();
+            assertThat(d.shadowRejected()).isFalse();
+        }
+        Decision third = l.tryAcquire("k");
+        assertThat(third.allowed()).as("the shadow limit would reject, the enforced one admits").isTrue();
+        assertThat(third.shadowLimit()).isEqualTo("watch");
+        assertThat(third.shadowRetryAfterMicros()).isEqualTo(10 * S);
+        assertThat(third.limit()).as("the enforced limit reports").isEqualTo("enforce");
+        assertThat(third.remaining()).isZero();
+        Decision fourth = l.tryAcquire("k");
+        assertThat(fourth.allowed()).isFalse();
+        assertThat(fourth.limit()).isEqualTo("enforce");
+        assertThat(fourth.shadowLimit()).isEqualTo("watch");
+        clock.advance(Duration.ofSeconds(10));
+        // a token came back; a request the enforced limit rejects charges the shadow limit nothing either
+        Decision fifth = l.tryAcquire("k");
+        assertThat(fifth.allowed()).isFalse();
+        assertThat(fifth.shadowRejected()).isFalse();
+        assertThat(l.peek("k", 1).shadowRejected()).isFalse();
+        assertThat(l.peek("k", 2).shadowLimit()).isEqualTo("watch");
+    }
+
+    @Test
+    void aRuleOfShadowLimitsAdmitsEverythingAndSaysWhatItWouldHaveDone() {
+        RateLimiter l = shadowLimiter(List.of("token_bucket"), TokenBucket.of(2, 1, Duration.ofSeconds(10)));
+        Decision first = l.tryAcquire("k", 2);
+        assertThat(first.allowed()).isTrue();
+        assertThat(first.shadowRejected()).isFalse();
+        assertThat(first.remaining()).isZero();
+        Decision over = l.tryAcquire("k");
+        assertThat(over.allowed()).isTrue();
+        assertThat(over.granted()).isEqualTo(1);
+        assertThat(over.shadowLimit()).isEqualTo("token_bucket");
+        assertThat(over.shadowRetryAfterMicros()).isEqualTo(10 * S);
+        Decision reserved = l.reserve("k", 1, Duration.ofMinutes(1));
+        assertThat(reserved.allowed()).isTrue();
+        assertThat(reserved.waitMicros()).as("a shadow limit never makes a caller wait").isZero();
+        clock.advance(Duration.ofSeconds(10));
+        // the reservation the shadow bucket would have granted took the refilled token
+        assertThat(l.tryAcquire("k").shadowRetryAfterMicros()).isEqualTo(10 * S);
     }
 
     @Test

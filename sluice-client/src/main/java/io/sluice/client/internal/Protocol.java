@@ -69,6 +69,8 @@ final class Protocol {
         String limit = null;
         long lease = Decision.NO_LEASE;
         Decision.Source source = Decision.Source.STORE;
+        String shadowLimit = null;
+        long shadowRetryAfter = 0;
         try (JsonParser p = JSON.createParser(body)) {
             expect(p.nextToken() == JsonToken.START_OBJECT, body);
             while (p.nextToken() == JsonToken.FIELD_NAME) {
@@ -84,6 +86,8 @@ final class Protocol {
                     case "limit" -> limit = p.getText();
                     case "lease" -> lease = p.getLongValue();
                     case "source" -> source = Decision.Source.valueOf(p.getText().toUpperCase(Locale.ROOT));
+                    case "shadow_limit" -> shadowLimit = p.getText();
+                    case "shadow_retry_after_us" -> shadowRetryAfter = micros(p.getLongValue());
                     default -> p.skipChildren();
                 }
             }
@@ -92,7 +96,8 @@ final class Protocol {
                     + new String(body, java.nio.charset.StandardCharsets.UTF_8));
         }
         expect(limit != null, body);
-        return new Decision(allowed, granted, remaining, retryAfter, resetAfter, wait, limit, lease, source);
+        return new Decision(allowed, granted, remaining, retryAfter, resetAfter, wait, limit, lease, source,
+                shadowLimit, shadowRetryAfter);
     }
 
     /** {@code {"released": bool}}. */

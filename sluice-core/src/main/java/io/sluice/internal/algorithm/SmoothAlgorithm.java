@@ -47,11 +47,14 @@ import io.sluice.Limit;
  *                                  now: a request is admitted iff ticket - maxWait <= now
  *
  * Mapping to the SPI (Guava's methods, per key):
- *   - A null state is a RateLimiter created at `now`: nextFreeTicket = now, and storedPermits as Guava's
- *     doSetRate leaves a new limiter (bursty: 0; warming up: maxPermits, i.e. cold). Guava's stopwatch
- *     counts from creation and ours is absolute; every Guava formula uses only differences of times
- *     (now - ticket) or compares times, so shifting all times by the creation moment changes nothing, except
- *     where Guava saturates at Long.MAX_VALUE (see "Saturation").
+ *   - A null state is a RateLimiter created long ago and idle since: nextFreeTicket = now and maxPermits
+ *     stored, what Guava's resync makes of any limiter idle long enough (absent(now); see "Expiry" for why
+ *     not a limiter created at `now`). fresh(now) is a limiter created at `now` (storedPermits as Guava's
+ *     doSetRate leaves a new limiter: bursty 0; warming up maxPermits, i.e. cold, the same as absent); the
+ *     tests replay Guava's timelines from it. Guava's stopwatch counts from creation and ours is absolute;
+ *     every Guava formula uses only differences of times (now - ticket) or compares times, so shifting all
+ *     times by the creation moment changes nothing, except where Guava saturates at Long.MAX_VALUE (see
+ *     "Saturation").
  *   - step(permits, maxWait) is tryAcquire(permits, maxWait): admitted iff ticket - maxWait <= now
  *     (canAcquire); then reserveEarliestAvailable, and the wait is max(oldTicket - now, 0) where oldTicket
  *     is the resynced ticket BEFORE this reservation. maxWait = 0 is tryAcquire(permits); maxWait =
@@ -82,14 +85,16 @@ import io.sluice.Limit;
  * (off by at most a few units) and step to the exact boundary. A key that can never fill within the clock
  * domain (only with absurdly small rates whose interval is infinite) reports Long.MAX_VALUE ("never").
  *
- * Expiry (expiresAt = fullAt). A full idle key stays full forever, so all full keys behave alike from then on.
- * smooth_warming_up: a full key IS a fresh key (cold, maxPermits stored), so expiry is exact.
- * smooth_bursty: deliberate difference. A fresh Guava bursty limiter starts with 0 stored permits while an
- * idle one has saved maxPermits, so no idle bursty state is ever equivalent to a fresh one. We drop the key
- * once it is full; the next request then recreates it with 0 stored permits, exactly like a newly created
- * Guava RateLimiter (as a cache of per-key RateLimiters with expireAfterAccess would). The recreated key
- * decides the current request identically (admitted, no wait) and is never more permissive afterwards: it
- * merely forgets the saved burst.
+ * Expiry (expiresAt = fullAt). A full idle key stays full forever, so all full keys behave alike from then on,
+ * and a store drops the state then: at and after fullAt, resync(state, now) = (maxPermits, now) = absent(now),
+ * so dropping it is invisible (the properties tests compare a key that kept its state with one that dropped
+ * it). That is why no state means "idle and full" rather than "created now": for smooth_warming_up the two
+ * are the same (a new Guava limiter is cold, maxPermits stored), but a new Guava bursty limiter starts with 0
+ * stored permits, and if no state meant that, a bursty key idle long enough to have saved a full burst would
+ * come back after its state was dropped serving one request and then making the caller wait, where Guava's
+ * limiter serves the saved burst at once. The price: a bursty key seen for the first time can spend a full
+ * burst at once, as a Guava limiter created before its first request and left idle would; maxBurstSeconds = 0
+ * gives a limiter without saved permits, where the two meanings coincide.
  *
  * Saturation. Guava saturates the ticket at Long.MAX_VALUE (LongMath.saturatedAdd); we saturate it at the
  * end of our clock, Arith.MAX_TIME = 2^53, so that every stored time is exact in a Lua double. This only
@@ -158,7 +163,7 @@ abstract class SmoothAlgorithm implements Algorithm<SmoothAlgorithm.State> {
 
     @Override
     public Step<State> step(State state, long now, long permits, long maxWaitMicros) {
-        State current = state != null ? state : fresh(now);
+        State current = state != null ? state : absent(now);
         if (permits == 0) {
             return Step.allow(0, remaining(current, now), resetAfter(current, now), state, state);
         }
@@ -174,7 +179,7 @@ abstract class SmoothAlgorithm implements Algorithm<SmoothAlgorithm.State> {
 
     @Override
     public long grantable(State state, long now, long permits) {
-        State current = state != null ? state : fresh(now);
+        State current = state != null ? state : absent(now);
         return current.nextFreeTicketMicros() <= now ? permits : 0;
     }
 
@@ -196,8 +201,14 @@ abstract class SmoothAlgorithm implements Algorithm<SmoothAlgorithm.State> {
         return new State(stored, synced.nextFreeTicketMicros());
     }
 
+    /** A limiter created at {@code now}, as Guava's {@code RateLimiter.create} (the tests' Guava timelines). */
     State fresh(long now) {
         return new State(initialStoredPermits(), now);
+    }
+
+    /** What no state means: a key idle long enough to be full, so dropping a full state changes nothing. */
+    State absent(long now) {
+        return new State(maxPermits, now);
     }
 
     /** Guava's resync: idle time since the ticket becomes stored permits, and the ticket moves to now. */

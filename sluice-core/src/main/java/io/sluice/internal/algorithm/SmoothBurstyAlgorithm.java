@@ -27,10 +27,9 @@ import io.sluice.SmoothBursty;
  * and the ticket stays at 2,000,000; acquire(1) then takes one fresh permit, still with no wait (it is the
  * one that pays later) and moves the ticket to 2,200,000, so the next acquire waits 0.20 s.
  *
- * A new key starts with 0 stored permits (Guava's doSetRate with oldMaxPermits == 0), so the first burst
- * after creation is one request; the deliberate expiry difference this implies is explained in
- * SmoothAlgorithm ("Expiry"). maxBurstSeconds = 0 gives a limiter without saved permits, where expiry is
- * exact.
+ * A key without state is one idle long enough to have saved a full burst (SmoothAlgorithm, "Expiry"), not a
+ * limiter created at that moment (Guava's doSetRate with oldMaxPermits == 0 stores 0 permits): a key whose
+ * state was dropped once it was full must still serve the burst it saved.
  */
 final class SmoothBurstyAlgorithm extends SmoothAlgorithm {
     private final SmoothBursty limit;

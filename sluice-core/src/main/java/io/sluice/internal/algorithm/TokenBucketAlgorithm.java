@@ -57,12 +57,22 @@ import io.sluice.TokenBucket.Refill;
  * (285 years, e.g. 10^12 tokens at one per day) are reported as Long.MAX_VALUE, "never".
  *
  * Expiry. With initialTokens == capacity the state is a fresh key from the moment the bucket is full again
- * (tokens = capacity, roundingError = 0, and lastRefill = the request time, or the same aligned period start).
- * With initialTokens < capacity it never is: a full bucket admits more than a new key. Such a state expires
- * when full all the same (no state outlives what it describes) and the key comes back with initialTokens, as
- * Bucket4j's distributed expiration does: stricter than keeping it, never more permissive. The transition
- * itself treats a state at or past expiresAt as no state, so the key comes back with initialTokens whether or
- * not the store has dropped it yet (a store keeps a rule's states while any of its limits needs them).
+ * (tokens = capacity, roundingError = 0, and lastRefill = the request time, or the same aligned period start),
+ * so it expires then and dropping it changes nothing.
+ *
+ * With initialTokens < capacity no state is ever a fresh key: a full bucket admits more than a new one. What
+ * the state then describes is "this key has been seen, and when": Bucket4j's bucket object, created once with
+ * initialTokens and full again after an idle spell. Dropping it would bring the key back with initialTokens
+ * (a key idle until full would come back short of tokens, visibly unlike a bucket that kept its state), so
+ * the state never expires on its own (expiresAt = NEVER: Redis keeps it until MAX_TIME, the memory store
+ * until maxKeys evicts it). That is one 3-integer entry per distinct key, the price of initialTokens.
+ *
+ * Creation. For the same reason the key's creation is recorded by its first decision, admitted or not: a
+ * step on no state commits fresh(now) as its `rejected` state (the one state a rejection may change, as
+ * count_rejected's attempts do). Otherwise a bucket whose initialTokens is below the permits asked (e.g. 0)
+ * would never admit: every rejection committed nothing, so the next request found a new bucket again and the
+ * refill never began. A peek (0 permits) still creates nothing. With initialTokens == capacity the fresh
+ * bucket is the same as no state, so nothing is committed.
  *
  * Migration (TokenBucket Javadoc, Bucket4j TokensInheritanceStrategy.AS_IS): the state is first refilled up to
  * now under the previous parameters (Bucket4j refills before replaceConfiguration), then tokens are capped at
@@ -106,7 +116,7 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
     /** The reduced refill rate a/b: a tokens per b µs. */
     private final long a;
     private final long b;
-    /** initialTokens == capacity: an expired state refills into the fresh key by itself (see refilled). */
+    /** initialTokens == capacity: no state and a full bucket mean the same (see "Expiry" above). */
     private final boolean freshIsFull;
     /** MAX_TIME / b: the most whole periods b a duration may hold. */
     private final long maxWholePeriods;
@@ -138,16 +148,18 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
         if (permits == 0) {
             return Step.allow(0, Math.max(0, tokens), resetAfter(tokens, after, now), state, state);
         }
+        // A rejection records the key's creation (see "Creation" above): the bucket refills from now on.
+        State rejected = state == null && !freshIsFull ? fresh(now) : state;
         if (after.tokens() >= 0) {
-            return Step.allow(0, after.tokens(), resetAfter(after.tokens(), after, now), after, state);
+            return Step.allow(0, after.tokens(), resetAfter(after.tokens(), after, now), after, rejected);
         }
         long wait = duration(readyAt(tokens, after, permits), now);
         boolean reservable = maxWaitMicros > 0 && wait != Arith.NEVER && wait <= maxWaitMicros
                 && capacity - after.tokens() <= MAX_DEFICIT;
         if (reservable) {
-            return Step.allow(wait, 0, resetAfter(after.tokens(), after, now), after, state);
+            return Step.allow(wait, 0, resetAfter(after.tokens(), after, now), after, rejected);
         }
-        return Step.reject(Math.max(0, tokens), wait, resetAfter(tokens, after, now), state);
+        return Step.reject(Math.max(0, tokens), wait, resetAfter(tokens, after, now), rejected);
     }
 
     @Override
@@ -157,8 +169,11 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
 
     @Override
     public long expiresAt(State state) {
-        // With initialTokens < capacity a full bucket admits more than a fresh key; it is dropped all the same
-        // (DESIGN: every key expires) and comes back with initialTokens: stricter, never more permissive.
+        // With initialTokens < capacity a full bucket admits more than a fresh key: keeping it is the only way
+        // a key idle until full comes back full (see "Expiry" above).
+        if (!freshIsFull) {
+            return Arith.NEVER;
+        }
         long full = fullAt(state);
         return full > Arith.MAX_TIME ? Arith.NEVER : full;
     }
@@ -182,13 +197,11 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
     }
 
     /**
-     * The state refilled up to now, less {@code take} tokens; a now before lastRefill means no time passed. A
-     * state at or past its expiry is a fresh key, as a store that dropped it would have: the same bucket when
-     * initialTokens == capacity, the stricter initialTokens otherwise. Deciding so here, not only in the store,
-     * keeps a limit from depending on whether another limit of its rule kept the key's entry alive.
+     * The state refilled up to now, less {@code take} tokens; a now before lastRefill means no time passed; no
+     * state is a fresh bucket created at now.
      *
-     * <p>When initialTokens == capacity the expiry test is skipped, because refilling an expired state gives
-     * the fresh key exactly: expiresAt = fullAt(state) = lastRefill + w, where w is the least time after which
+     * <p>A state at or past its expiry needs no test of its own: it only expires when initialTokens ==
+     * capacity, and then refilling it gives the fresh key exactly: expiresAt = fullAt(state) = lastRefill + w, where w is the least time after which
      * refill() reaches capacity (GREEDY: least w with a·w + roundingError ≥ missing·b, and refillGreedy's
      * added = floor((a·elapsed + roundingError) / b) ≥ missing from then on; INTERVAL styles: w = ceil(missing /
      * R) periods, and refillInterval is full from that many periods on). So at now ≥ expiresAt (≥ lastRefill)
@@ -197,8 +210,7 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
      * decision. TokenBucketPropertiesTest.aStateAtOrAfterExpiresAtDecidesLikeNoState checks it for both kinds.
      */
     private State refilled(State state, long now, long take) {
-        boolean expired = state != null && !freshIsFull && now >= expiresAt(state);
-        State s = state == null || expired ? fresh(now) : state;
+        State s = state == null ? fresh(now) : state;
         return refill(s, Math.max(now, s.lastRefill()), take);
     }
 

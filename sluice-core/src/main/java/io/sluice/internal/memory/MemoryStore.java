@@ -164,7 +164,7 @@ public final class MemoryStore implements Store {
             LAST_NAMESPACE.setRelease(this, ns);
         }
         maybeSweep();
-        return compiled.size() == 1 && singleLimitPath ? decideOne(ns, compiled, key, request)
+        return compiled.size() == 1 && singleLimitPath && !compiled.hasShadow() ? decideOne(ns, compiled, key, request)
                 : decideSeveral(ns, compiled, key, request);
     }
 

@@ -81,6 +81,14 @@ final class BucketRun<S> {
 
     /** What every step must satisfy: the SPI's field rules, and a rejection commits the input unchanged. */
     static <S> void assertSane(Step<S> step, S input, long maxWait) {
+        assertSane(step, input, maxWait, false);
+    }
+
+    /**
+     * {@link #assertSane(Step, Object, long)}, except that with {@code recordsCreation} a rejection on no state
+     * commits a state (a token_bucket with initialTokens < capacity records the key's creation).
+     */
+    static <S> void assertSane(Step<S> step, S input, long maxWait, boolean recordsCreation) {
         assertThat(step.remaining()).isNotNegative();
         assertThat(step.lease()).isEqualTo(-1);
         assertReportable(step.waitMicros());
@@ -90,7 +98,11 @@ final class BucketRun<S> {
             assertThat(step.waitMicros()).isBetween(0L, maxWait);
             assertThat(step.retryAfterMicros()).isZero();
         } else {
-            assertThat(step.rejected()).isSameAs(input);
+            if (recordsCreation && input == null) {
+                assertThat(step.rejected()).isNotNull();
+            } else {
+                assertThat(step.rejected()).isSameAs(input);
+            }
             assertThat(step.admitted()).isNull();
             assertThat(step.retryAfterMicros()).isPositive();
         }

@@ -214,11 +214,12 @@ class SmoothBurstyAlgorithmTest {
 
     @Test
     void freshKeyAdmitsAndPaysLater() {
-        Step<SmoothAlgorithm.State> first = fivePerSecond.step(null, 1000, 1, 0);
+        SmoothAlgorithm.State created = fivePerSecond.fresh(1000); // Guava's RateLimiter.create at 1000 µs
+        Step<SmoothAlgorithm.State> first = fivePerSecond.step(created, 1000, 1, 0);
         // admitted, no wait, nothing saved; full (5 saved) 0.2 s + 1 s later
         assertStep(first, true, 0, 0, 0, 1_200_000);
         assertThat(first.admitted()).isEqualTo(new SmoothAlgorithm.State(0.0, 201_000));
-        assertThat(first.rejected()).isNull();
+        assertThat(first.rejected()).isSameAs(created);
         assertThat(first.lease()).isEqualTo(-1);
 
         Step<SmoothAlgorithm.State> second = fivePerSecond.step(first.admitted(), 1000, 1, 0);
@@ -249,7 +250,7 @@ class SmoothBurstyAlgorithmTest {
     @Test
     void inspectionCommitsNothing() {
         Step<SmoothAlgorithm.State> onNull = fivePerSecond.step(null, 5, 0, 0);
-        assertStep(onNull, true, 0, 0, 0, 1_000_000);
+        assertStep(onNull, true, 0, 5, 0, 0); // no state: idle, a full burst saved
         assertThat(onNull.admitted()).isNull();
         assertThat(onNull.rejected()).isNull();
 
@@ -275,7 +276,7 @@ class SmoothBurstyAlgorithmTest {
 
     @Test
     void timeGoingBackwardsIsAPendingTicket() {
-        SmoothAlgorithm.State state = fivePerSecond.step(null, 1_000_000, 1, 0).admitted();
+        SmoothAlgorithm.State state = fivePerSecond.step(fivePerSecond.fresh(1_000_000), 1_000_000, 1, 0).admitted();
         Step<SmoothAlgorithm.State> earlier = fivePerSecond.step(state, 900_000, 1, 0);
         assertStep(earlier, false, 0, 0, 300_000, 1_300_000);
         Step<SmoothAlgorithm.State> waiting = fivePerSecond.step(state, 900_000, 1, Long.MAX_VALUE);
@@ -284,19 +285,33 @@ class SmoothBurstyAlgorithmTest {
     }
 
     @Test
-    void expiresWhenFullAndRecreatesEmpty() {
-        SmoothAlgorithm.State state = fivePerSecond.step(null, 0, 1, 0).admitted(); // ticket 200,000
+    void expiresWhenFullAndComesBackFull() {
+        SmoothAlgorithm.State state = fivePerSecond.step(fivePerSecond.fresh(0), 0, 1, 0).admitted(); // ticket 200,000
         assertThat(fivePerSecond.expiresAt(state)).isEqualTo(1_200_000);
         SmoothAlgorithm.State full = fivePerSecond.step(state, 1_200_000, 0, 0).admitted();
         assertThat(fivePerSecond.step(state, 1_199_999, 0, 0).remaining()).isEqualTo(4);
         assertThat(fivePerSecond.step(full, 1_200_000, 0, 0).remaining()).isEqualTo(5);
-        // the deliberate difference: a recreated key has nothing saved, so it is stricter, never looser
-        Step<SmoothAlgorithm.State> old = fivePerSecond.step(state, 1_200_000, 3, 0);
-        Step<SmoothAlgorithm.State> recreated = fivePerSecond.step(null, 1_200_000, 3, 0);
-        assertThat(recreated.allowed()).isEqualTo(old.allowed()).isTrue();
-        assertThat(recreated.waitMicros()).isEqualTo(old.waitMicros()).isZero();
-        assertThat(old.admitted()).isEqualTo(new SmoothAlgorithm.State(2.0, 1_200_000));
-        assertThat(recreated.admitted()).isEqualTo(new SmoothAlgorithm.State(0.0, 1_800_000));
+        // dropped once full, the key serves the saved burst at once, as Guava's idle limiter does: no state is
+        // an idle, full key (before, it came back as a new limiter with nothing saved)
+        for (long at : new long[] {1_200_000, 60_000_000}) {
+            Step<SmoothAlgorithm.State> old = fivePerSecond.step(state, at, 3, 0);
+            Step<SmoothAlgorithm.State> dropped = fivePerSecond.step(null, at, 3, 0);
+            assertThat(BucketRun.decision(dropped)).isEqualTo(BucketRun.decision(old));
+            assertThat(dropped.admitted()).isEqualTo(old.admitted()).isEqualTo(new SmoothAlgorithm.State(2.0, at));
+            Step<SmoothAlgorithm.State> rest = fivePerSecond.step(dropped.admitted(), at, 2, 0);
+            assertStep(rest, true, 0, 0, 0, 1_000_000);
+        }
+    }
+
+    @Test
+    void aNewKeyIsAnIdleOneWithAFullBurst() {
+        // Guava's testOneSecondBurst on a key without state: 5 saved permits spent at once, then the stable rate
+        BucketRun<SmoothAlgorithm.State> run = new BucketRun<>(fivePerSecond);
+        assertThat(run.tryAt(0, 1)).isEqualTo("allow wait=0 remaining=4 reset=200000");
+        assertThat(run.tryAt(0, 1)).isEqualTo("allow wait=0 remaining=3 reset=400000");
+        assertThat(run.tryAt(0, 3)).isEqualTo("allow wait=0 remaining=0 reset=1000000");
+        assertThat(run.tryAt(0, 1)).isEqualTo("allow wait=0 remaining=0 reset=1200000"); // pays later
+        assertThat(run.tryAt(0, 1)).isEqualTo("reject remaining=0 retry=200000 reset=1200000");
     }
 
     @Test
@@ -321,12 +336,12 @@ class SmoothBurstyAlgorithmTest {
     @Test
     void extremeTimesAndCounts() {
         // now = 0 and now = MAX_TIME
-        assertStep(fivePerSecond.step(null, 0, 1, 0), true, 0, 0, 0, 1_200_000);
+        assertStep(fivePerSecond.step(null, 0, 1, 0), true, 0, 4, 0, 200_000);
         Step<SmoothAlgorithm.State> atEnd = fivePerSecond.step(null, Arith.MAX_TIME, Limit.MAX_COUNT, 0);
         assertThat(atEnd.allowed()).isTrue();
         assertThat(atEnd.admitted().nextFreeTicketMicros()).isEqualTo(Arith.MAX_TIME);
         // a huge reservation saturates at the end of the clock; an unbounded wait is then MAX_TIME - now
-        SmoothAlgorithm.State huge = fivePerSecond.step(null, 0, (1L << 53) - 1, 0).admitted();
+        SmoothAlgorithm.State huge = fivePerSecond.step(fivePerSecond.fresh(0), 0, (1L << 53) - 1, 0).admitted();
         assertThat(huge).isEqualTo(new SmoothAlgorithm.State(0.0, Arith.MAX_TIME));
         // full again only past the end of the clock: "never", as the Lua port reports it too
         assertStep(fivePerSecond.step(huge, 7, 1, 0), false, 0, 0, Arith.MAX_TIME - 7, Arith.NEVER);

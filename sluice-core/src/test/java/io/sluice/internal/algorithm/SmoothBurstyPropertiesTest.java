@@ -120,4 +120,43 @@ class SmoothBurstyPropertiesTest {
             assertThat(fresh.admitted()).isEqualTo(permits > 0 ? old.admitted() : null);
         }
     }
+
+    /**
+     * Dropping state is invisible: a key whose state is dropped as soon as it expires (once idle and full) decides
+     * every request as one that kept it; in particular, after an idle spell it serves the saved burst at once.
+     */
+    @Property(tries = 400)
+    void aKeyThatDropsItsStateDecidesAsOneThatKeepsIt(@ForAll("limits") SmoothBursty limit,
+                                                     @ForAll("idleRequests") List<BucketRun.Req> requests,
+                                                     @ForAll @LongRange(min = 0, max = 1L << 40) long start) {
+        DroppedStateRun.assertInvisible(new SmoothBurstyAlgorithm(limit), requests, start);
+    }
+
+    @Provide
+    Arbitrary<List<BucketRun.Req>> idleRequests() {
+        return DroppedStateRun.requests(Arbitraries.longs().between(0, 30), 30_000_000);
+    }
+
+    /** After idling until full, a key admits its whole saved burst (and one more) with no wait, state or not. */
+    @Property(tries = 300)
+    void anIdleKeyServesItsSavedBurstAtOnce(@ForAll("limits") SmoothBursty limit, @ForAll("ops") List<Op> ops,
+                                           @ForAll @LongRange(min = 0, max = 1L << 40) long start) {
+        SmoothBurstyAlgorithm algorithm = new SmoothBurstyAlgorithm(limit);
+        Run run = SmoothPropertyChecks.run(algorithm, start, ops);
+        SmoothAlgorithm.State state = run.state();
+        long full = state == null ? run.now() : Math.max(run.now(), algorithm.expiresAt(state));
+        if (full > Arith.MAX_TIME) {
+            return;
+        }
+        long burst = (long) Math.floor(algorithm.maxPermits);
+        for (SmoothAlgorithm.State s : new SmoothAlgorithm.State[] {state, null}) {
+            SmoothAlgorithm.State current = s;
+            for (long i = 0; i <= Math.min(burst, 50); i++) {
+                Step<SmoothAlgorithm.State> step = algorithm.step(current, full, 1, 0);
+                assertThat(step.allowed()).as("permit %d of a burst of %d", i + 1, burst).isTrue();
+                assertThat(step.waitMicros()).isZero();
+                current = step.admitted();
+            }
+        }
+    }
 }

@@ -73,7 +73,7 @@ final class SmoothPropertyChecks {
             checkStep(algorithm, state, now, op.permits(), maxWait, step);
             if (step.allowed()) {
                 if (op.permits() > 0) {
-                    SmoothAlgorithm.State current = state != null ? state : algorithm.fresh(now);
+                    SmoothAlgorithm.State current = state != null ? state : algorithm.absent(now);
                     grants.add(new Grant(now + step.waitMicros(), op.permits(),
                             algorithm.resync(current, now).storedPermits()));
                 }

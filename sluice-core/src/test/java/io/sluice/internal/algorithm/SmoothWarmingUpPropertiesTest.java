@@ -108,4 +108,17 @@ class SmoothWarmingUpPropertiesTest {
             assertThat(old.admitted()).isEqualTo(fresh.admitted());
         }
     }
+
+    /** Dropping state is invisible: a key whose state is dropped once it expires (idle, cold and full) decides as one that kept it. */
+    @Property(tries = 300)
+    void aKeyThatDropsItsStateDecidesAsOneThatKeepsIt(@ForAll("limits") SmoothWarmingUp limit,
+                                                     @ForAll("idleRequests") List<BucketRun.Req> requests,
+                                                     @ForAll @LongRange(min = 0, max = 1L << 40) long start) {
+        DroppedStateRun.assertInvisible(new SmoothWarmingUpAlgorithm(limit), requests, start);
+    }
+
+    @Provide
+    Arbitrary<List<BucketRun.Req>> idleRequests() {
+        return DroppedStateRun.requests(Arbitraries.longs().between(0, 30), 60_000_000);
+    }
 }

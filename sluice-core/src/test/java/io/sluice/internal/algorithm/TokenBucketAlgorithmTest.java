@@ -115,17 +115,31 @@ class TokenBucketAlgorithmTest {
         TokenBucketAlgorithm tb = bucket(10, 1, Duration.ofSeconds(1), Refill.GREEDY, 2);
         BucketRun<State> run = new BucketRun<>(tb);
         assertThat(run.tryAt(0, 0)).isEqualTo("allow wait=0 remaining=2 reset=8000000");
+        assertThat(run.state).isNull(); // a peek creates nothing
         assertThat(run.tryAt(0, 3)).isEqualTo("reject remaining=2 retry=1000000 reset=8000000");
+        assertThat(run.state).isEqualTo(new State(2, 0, 0)); // ... but a rejection creates the bucket
         assertThat(run.tryAt(0, 2)).isEqualTo("allow wait=0 remaining=0 reset=10000000");
-        // a full bucket is not a new key (which starts with 2), but it is dropped when full all the same:
-        // the key comes back with 2 tokens, stricter than the 10 it had
-        assertThat(tb.expiresAt(run.state)).isEqualTo(10 * SECOND);
-        assertThat(tb.step(null, 10 * SECOND, 3, 0).allowed()).isFalse();
-        // ... also while a store still holds the state (another limit of the rule keeps the key alive)
-        assertThat(tb.step(run.state, 10 * SECOND - 1, 3, 0).allowed()).isTrue();
-        Step<State> expired = tb.step(run.state, 10 * SECOND, 3, 0);
-        assertThat(BucketRun.decision(expired)).isEqualTo(BucketRun.decision(tb.step(null, 10 * SECOND, 3, 0)));
-        assertThat(tb.grantable(run.state, 11 * SECOND, 10)).isEqualTo(2);
+        // a full bucket is not a new key (which starts with 2): the state is kept, and the key idle until full
+        // comes back with 10 tokens, as Bucket4j's bucket does
+        assertThat(tb.expiresAt(run.state)).isEqualTo(Long.MAX_VALUE);
+        assertThat(run.tryAt(60 * SECOND, 10)).isEqualTo("allow wait=0 remaining=0 reset=10000000");
+        // a key never seen starts with 2
+        assertThat(tb.step(null, 60 * SECOND, 3, 0).allowed()).isFalse();
+        assertThat(tb.grantable(null, 60 * SECOND, 10)).isEqualTo(2);
+    }
+
+    @Test
+    void aBucketStartingEmptyAdmitsOnceRefilled() {
+        // initial_tokens 0: the first request is rejected, but it creates the bucket, which refills from then
+        // (before, a rejection committed nothing and every request found a new, empty bucket: never admitted)
+        for (Refill refill : Refill.values()) {
+            TokenBucketAlgorithm tb = bucket(5, 1, Duration.ofSeconds(1), refill, 0);
+            BucketRun<State> run = new BucketRun<>(tb);
+            assertThat(run.tryAt(0, 1)).as(refill.name()).isEqualTo("reject remaining=0 retry=1000000 reset=5000000");
+            assertThat(run.tryAt(999_999, 1)).as(refill.name()).startsWith("reject");
+            assertThat(run.tryAt(SECOND, 1)).as(refill.name()).startsWith("allow");
+            assertThat(run.tryAt(6 * SECOND, 5)).as(refill.name()).startsWith("allow");
+        }
     }
 
     // ---- expiry ----

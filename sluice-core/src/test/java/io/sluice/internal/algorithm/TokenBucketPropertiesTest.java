@@ -60,7 +60,7 @@ class TokenBucketPropertiesTest {
                 assertThat(tb.step(state, now, grantable + 1, 0).allowed()).isFalse();
             }
             Step<State> step = tb.step(state, now, permits, req.maxWait());
-            BucketRun.assertSane(step, state, req.maxWait());
+            BucketRun.assertSane(step, state, req.maxWait(), recordsCreation(limit));
             if (step.allowed()) {
                 if (permits > 0) {
                     uses.add(new BucketRun.Use(now + step.waitMicros(), permits));
@@ -119,7 +119,6 @@ class TokenBucketPropertiesTest {
         long at = expiresAt + after;
         Step<State> kept = tb.step(state, at, n, maxWait);
         Step<State> fresh = tb.step(null, at, n, maxWait);
-        // Also with initialTokens < capacity: a full bucket past its expiry is the fresh key (initialTokens).
         assertThat(BucketRun.decision(kept)).isEqualTo(BucketRun.decision(fresh));
         if (n > 0) {
             assertThat(kept.admitted()).isEqualTo(fresh.admitted());
@@ -128,6 +127,69 @@ class TokenBucketPropertiesTest {
             // exact: one µs earlier the bucket is not full yet, unlike a new key
             assertThat(tb.step(state, expiresAt - 1, 0, 0).remaining()).isLessThan(limit.capacity());
         }
+    }
+
+    /** A bucket that starts below capacity records a key's creation, also by a rejection. */
+    private static boolean recordsCreation(TokenBucket limit) {
+        return limit.initialTokens() < limit.capacity();
+    }
+
+    /**
+     * Dropping state is invisible: a key whose store drops its state as soon as it expires decides every request
+     * as a key that kept it, also across idle spells long enough to fill the bucket.
+     */
+    @Property(tries = 400)
+    void aKeyThatDropsItsStateDecidesAsOneThatKeepsIt(@ForAll("buckets") TokenBucket limit,
+                                                     @ForAll("idleRequests") List<Req> requests,
+                                                     @ForAll @LongRange(max = 1L << 40) long start) {
+        DroppedStateRun.assertInvisible(new TokenBucketAlgorithm(limit), requests, start);
+    }
+
+    @Provide
+    Arbitrary<List<Req>> idleRequests() {
+        return DroppedStateRun.requests(Arbitraries.longs().between(0, 20), 60_000_000);
+    }
+
+    /** A key idle until full admits a whole bucket at once, whatever initialTokens (Bucket4j's bucket). */
+    @Property(tries = 400)
+    void aKeyIdleUntilFullServesTheWholeBucket(@ForAll("buckets") TokenBucket limit,
+                                              @ForAll("requests") List<Req> requests) {
+        TokenBucketAlgorithm tb = new TokenBucketAlgorithm(limit);
+        State state = run(tb, requests);
+        if (state == null) {
+            return; // never decided (only peeks), or a bucket starting full that filled up: a new key
+        }
+        long now = state.lastRefill() + 3_000_000;
+        long resetAfter = tb.step(state, now, 0, 0).resetAfterMicros();
+        assertThat(resetAfter).isLessThan(Long.MAX_VALUE);
+        long full = now + resetAfter;
+        if (now >= tb.expiresAt(state) || full >= tb.expiresAt(state)) {
+            state = null; // what a store holds then (only buckets starting full expire)
+        }
+        Step<State> whole = tb.step(state, full, limit.capacity(), 0);
+        assertThat(whole.allowed()).as("a whole bucket after %d µs idle", full - now).isTrue();
+    }
+
+    /** A bucket starting below the permits asked (e.g. at 0) admits once the refill brought them. */
+    @Property(tries = 300)
+    void aBucketStartingShortAdmitsOnceRefilled(@ForAll("buckets") TokenBucket limit,
+                                               @ForAll @LongRange(min = 1, max = 20) long permits,
+                                               @ForAll @LongRange(max = 1L << 40) long start) {
+        TokenBucketAlgorithm tb = new TokenBucketAlgorithm(limit);
+        long n = Math.min(permits, limit.capacity());
+        Step<State> first = tb.step(null, start, n, 0);
+        if (first.allowed()) {
+            assertThat(limit.initialTokens()).isGreaterThanOrEqualTo(n);
+            return;
+        }
+        assertThat(first.retryAfterMicros()).isBetween(1L, Arith.MAX_TIME);
+        State created = first.rejected();
+        if (recordsCreation(limit)) {
+            assertThat(created).isNotNull();
+        }
+        long retry = start + first.retryAfterMicros();
+        assertThat(tb.step(created, retry - 1, n, 0).allowed()).isFalse();
+        assertThat(tb.step(created, retry, n, 0).allowed()).isTrue();
     }
 
     private static State run(TokenBucketAlgorithm tb, List<Req> requests) {
@@ -217,7 +279,7 @@ class TokenBucketPropertiesTest {
         for (Req req : requests) {
             long now = Arith.MAX_TIME - req.advance();
             Step<State> step = tb.step(state, now, req.permits() % (limit.capacity() + 1), req.maxWait());
-            BucketRun.assertSane(step, state, req.maxWait());
+            BucketRun.assertSane(step, state, req.maxWait(), recordsCreation(limit));
             state = step.allowed() ? step.admitted() : step.rejected();
             if (state != null) {
                 assertThat(state.tokens()).isLessThanOrEqualTo(limit.capacity());

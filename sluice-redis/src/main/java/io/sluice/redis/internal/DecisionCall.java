@@ -2,6 +2,8 @@ package io.sluice.redis.internal;
 
 import io.sluice.Decision;
 import io.sluice.Request;
+import io.sluice.Rule;
+import io.sluice.internal.ShadowEvaluator;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -31,7 +33,7 @@ final class DecisionCall {
         }
     }
 
-    private static final int REPLY_SIZE = 9;
+    private static final int REPLY_SIZE = 11;
     /** Reply fields per request of a batch call (the single form's, without replayed). */
     private static final int FIELDS = REPLY_SIZE - 1;
 
@@ -60,7 +62,11 @@ final class DecisionCall {
     static DecisionCall decide(List<Target> targets, Request request, String now, String requestId,
                                KeyLayout layout, String dedupTtlMillis) {
         String id = request.op() == Request.Op.PEEK ? "" : requestId;
-        return build(targets, op(request.op()), Long.toString(request.permits()),
+        long permits = request.permits();
+        for (Target t : targets) {
+            permits = permitsOf(t, request, permits);
+        }
+        return build(targets, op(request.op()), Long.toString(permits),
                 Long.toString(request.maxWaitMicros()), now, id, layout, dedupTtlMillis, request);
     }
 
@@ -92,7 +98,7 @@ final class DecisionCall {
                 args[next++] = "0";
             } else {
                 args[next++] = op(op.request().op());
-                args[next++] = Long.toString(op.request().permits());
+                args[next++] = Long.toString(permitsOf(target, op.request(), op.request().permits()));
                 args[next++] = Long.toString(op.request().maxWaitMicros());
             }
         }
@@ -103,12 +109,20 @@ final class DecisionCall {
                                       String requestId, KeyLayout layout, String dedupTtlMillis, Request request) {
         List<String> keys = new ArrayList<>();
         List<String> names = new ArrayList<>();
+        StringBuilder shadowMask = null;
         List<String> args = new ArrayList<>(List.of(op, amount, maxWait, now, requestId, dedupTtlMillis, ""));
         List<String> previous = null;
         for (Target t : targets) {
             for (int i = 0; i < t.rule().size(); i++) {
                 keys.add(t.stateKeys()[i]);
                 names.add(t.rule().limitName(i));
+                boolean shadow = t.rule().rule().isShadow(t.rule().limitName(i));
+                if (shadow && shadowMask == null) {
+                    shadowMask = new StringBuilder("0".repeat(names.size() - 1));
+                }
+                if (shadowMask != null) {
+                    shadowMask.append(shadow ? '1' : '0');
+                }
                 args.add(t.rule().algorithm(i));
                 args.add(t.rule().fingerprint(i));
                 args.add(t.rule().params(i));
@@ -125,7 +139,13 @@ final class DecisionCall {
                 }
             }
         }
-        args.set(6, Integer.toString(names.size()));
+        // "n", or "n:MASK" with a 1 per shadow limit (rule.lua).
+        String count = Integer.toString(names.size());
+        if (shadowMask != null) {
+            shadowMask.append("0".repeat(names.size() - shadowMask.length()));
+            count += ":" + shadowMask;
+        }
+        args.set(6, count);
         if (previous != null) {
             args.addAll(previous);
         }
@@ -134,6 +154,13 @@ final class DecisionCall {
         }
         return new DecisionCall(new ScriptCall(keys.toArray(new String[0]), args.toArray(new String[0])),
                 names.toArray(new String[0]), request);
+    }
+
+    /** A best-effort request on a rule with shadow limits is capped as {@link ShadowEvaluator#atMost} caps it. */
+    private static long permitsOf(Target target, Request request, long permits) {
+        Rule rule = target.rule().rule();
+        return request.op() == Request.Op.TRY_AT_MOST && !rule.shadow().isEmpty()
+                ? ShadowEvaluator.atMost(rule, permits) : permits;
     }
 
     private static String op(Request.Op op) {
@@ -152,9 +179,17 @@ final class DecisionCall {
     /** The decision in a reply of a {@link #decide} call. */
     Decision decision(List<Object> reply) {
         check(reply);
-        int decider = (int) number(reply, 6);
-        return new Decision(number(reply, 0) == 1, number(reply, 1), number(reply, 2), number(reply, 3),
-                number(reply, 4), number(reply, 5), limitNames[decider - 1], number(reply, 7));
+        return decisionAt(reply, 0);
+    }
+
+    /** The decision in the ten fields from {@code at}; the shadow fields name a limit when the 9th is not 0. */
+    private Decision decisionAt(List<Object> reply, int at) {
+        int decider = (int) number(reply, at + 6);
+        int shadowDecider = (int) number(reply, at + 8);
+        return new Decision(number(reply, at) == 1, number(reply, at + 1), number(reply, at + 2),
+                number(reply, at + 3), number(reply, at + 4), number(reply, at + 5), limitNames[decider - 1],
+                number(reply, at + 7), Decision.Source.STORE, shadowDecider == 0 ? null : limitNames[shadowDecider - 1],
+                number(reply, at + 9));
     }
 
     /** Whether the lease was held, from a reply of a {@link #release} call. */
@@ -179,10 +214,7 @@ final class DecisionCall {
             if (ops.get(i).isRelease()) {
                 out.add(number(reply, at) == 1);
             } else {
-                int decider = (int) number(reply, at + 6);
-                out.add(new Decision(number(reply, at) == 1, number(reply, at + 1), number(reply, at + 2),
-                        number(reply, at + 3), number(reply, at + 4), number(reply, at + 5), limitNames[decider - 1],
-                        number(reply, at + 7)));
+                out.add(decisionAt(reply, at));
             }
         }
         return out;

@@ -54,10 +54,10 @@ import java.util.function.LongSupplier;
  *   token_bucket       yes, when initial_tokens = capacity: other callers take tokens, refill only adds; r = time
  *                      until the deficit is refilled (greedy: least w with a·w + roundingError ≥ deficit·b;
  *                      interval: the period end that covers it).
- *                      NO with initial_tokens < capacity: a key without state starts at initial_tokens whenever it
- *                      is asked and a denial writes nothing, so a key that was never admitted does not open with
- *                      time, whatever r said (RedisDenialCacheIT found it: the cache repeated "retry after r"
- *                      while Redis kept denying with a new r). Skipping is the safe side.
+ *                      NO with initial_tokens < capacity: left out, the safe side. (It was wrong when a denial
+ *                      wrote nothing and a key without state started at initial_tokens whenever asked, so a key
+ *                      never admitted did not open with time, whatever r said; RedisDenialCacheIT found it. A
+ *                      denial now creates the bucket, which may make it eligible, untested.)
  *   gcra               yes: denial means TAT + p·T − B > now; admissions push TAT later; r = allow_at − now.
  *   fixed_window       yes without count_rejected: the counter never drops inside a window, r = window end − now.
  *   sliding_window     yes: the weighted estimate only decays with time (the essay's "exact smallest wait").
@@ -142,8 +142,8 @@ final class DenialCache {
      * a count_rejected limit (see the comment above). Of its requests, only tries are answered and recorded.
      */
     static boolean eligible(Rule rule) {
-        if (rule.mode().kind() != Mode.Kind.EXACT) {
-            return false;
+        if (rule.mode().kind() != Mode.Kind.EXACT || !rule.shadow().isEmpty()) {
+            return false;   // shadow limits: a repeated denial would not say what they would have done
         }
         for (Limit limit : rule.limits()) {
             if (limit instanceof Concurrency

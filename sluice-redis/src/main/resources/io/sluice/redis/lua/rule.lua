@@ -13,7 +13,8 @@
 --              read the server's TIME
 -- ARGV[5]      request id, or "" (peeks): a replayed call with the same id gets the stored reply
 -- ARGV[6]      how long the dedup key lives, in milliseconds
--- ARGV[7]      n, the number of limits
+-- ARGV[7]      n, the number of limits; "n:MASK" when some are shadow limits, MASK being n characters, "1" for a
+--              shadow limit and "0" for an enforced one (io.sluice.internal.ShadowEvaluator)
 -- ARGV[5 + 3i] algorithm of limit i, e.g. "fixed_window"
 -- ARGV[6 + 3i] fingerprint of limit i's version: 6 characters, e.g. "sCp3P_"
 -- ARGV[7 + 3i] parameters of limit i: the words of its limit record, e.g. "3 1000000 epoch 0"
@@ -21,8 +22,9 @@
 --              limit index i, fingerprint, parameter words (of limit i's algorithm)
 --
 -- Reply: allowed (1/0), granted, remaining, retryAfterMicros, resetAfterMicros, waitMicros, decider (1-based
--- index of the limit that decided, 0 for "release"), lease (-1: none), replayed (1 when the reply is the stored
--- one of an earlier call with the same request id); integers of magnitude below 10^14 as integer replies, the
+-- index of the limit that decided, 0 for "release"), lease (-1: none), shadow decider (1-based index of the
+-- shadow limit that would have rejected, 0: none), its retryAfterMicros (0: none), replayed (1 when the reply
+-- is the stored one of an earlier call with the same request id); integers of magnitude below 10^14 as integer replies, the
 -- others (Long.MAX_VALUE for "never") as strings. A replayed call gets the stored reply as strings.
 --
 -- The batch form decides m requests of one target, one after another in the given order, at one now
@@ -35,7 +37,7 @@
 --              peek), dedup TTL, n, the limits, their previous versions
 -- ARGV[#ARGV - 3m + 1 ...] the m requests, three arguments each: op, permits (the lease for "release"), max wait
 --
--- Reply: the eight fields above for each request, in order, then replayed. A replayed batch call gets the
+-- Reply: the ten fields above for each request, in order, then replayed. A replayed batch call gets the
 -- stored reply of the whole call, as strings.
 --
 -- Each limit's state is loaded once, stepped through the requests, and written once at the end when some
@@ -43,6 +45,21 @@
 
 local op = ARGV[1]
 local n = ARGV[7] == "1" and 1 or tonumber(ARGV[7])   -- one limit: no call into C
+-- shadow[i] is true for a shadow limit; nil when the rule has none (the common case).
+local shadow = nil
+local enforced = n
+if n == nil then
+  local count, mask = string.match(ARGV[7], "^(%d+):([01]+)$")
+  n = tonumber(count)
+  enforced = n
+  shadow = {}
+  for i = 1, n do
+    shadow[i] = string.sub(mask, i, i) == "1"
+    if shadow[i] then
+      enforced = enforced - 1
+    end
+  end
+end
 local batch = op == "batch"
 local m = 1
 local last_version_arg = #ARGV
@@ -123,7 +140,7 @@ end
 
 local wrote = false
 
--- One request at now against the limits' current states: the eight reply fields, as numbers.
+-- One request at now against the limits' current states: the ten reply fields, as numbers.
 local function decide(op, amount, max_wait_arg)
   if op == "release" then
     local lease = sluice.arg_int(amount)
@@ -139,7 +156,7 @@ local function decide(op, amount, max_wait_arg)
       end
     end
     if not released then
-      return 0, 0, 0, 0, 0, 0, 0, -1
+      return 0, 0, 0, 0, 0, 0, 0, -1, 0, 0
     end
     for i = 1, n do
       local limit = limits[i]
@@ -148,7 +165,7 @@ local function decide(op, amount, max_wait_arg)
         wrote = true
       end
     end
-    return 1, 0, 0, 0, 0, 0, 0, -1
+    return 1, 0, 0, 0, 0, 0, 0, -1, 0, 0
   end
 
   local permits = sluice.arg_int(amount)
@@ -157,9 +174,10 @@ local function decide(op, amount, max_wait_arg)
     max_wait = sluice.arg_int(max_wait_arg)
   end
   if op == "at_most" then
+    -- With shadow limits the client has capped permits at the rule's maxPermits (ShadowEvaluator.atMost).
     local grantable = permits
     for i = 1, n do
-      if grantable > 0 then
+      if grantable > 0 and not (shadow and shadow[i]) then
         local limit = limits[i]
         grantable = math.min(grantable, limit.alg.grantable(limit.state, now, grantable, limit.p))
       end
@@ -170,10 +188,26 @@ local function decide(op, amount, max_wait_arg)
 
   local steps = {}
   local allowed = true
+  local shadow_allowed, shadow_decider = true, 0
   for i = 1, n do
     local limit = limits[i]
     steps[i] = limit.alg.step(limit.state, now, permits, max_wait, limit.p)
-    allowed = allowed and steps[i].allowed
+    if not (shadow and shadow[i]) then
+      allowed = allowed and steps[i].allowed
+    elseif not steps[i].allowed then
+      shadow_allowed = false
+      if shadow_decider == 0 or steps[i].retryAfterMicros > steps[shadow_decider].retryAfterMicros then
+        shadow_decider = i
+      end
+    end
+  end
+  local shadow_retry = 0
+  if shadow_decider > 0 then
+    shadow_retry = steps[shadow_decider].retryAfterMicros
+  end
+  -- Whether limit i's steps count in the decision: the enforced ones, or every one when all are shadow limits.
+  local function counts(i)
+    return not (shadow and shadow[i]) or enforced == 0
   end
 
   for i = 1, n do
@@ -185,7 +219,11 @@ local function decide(op, amount, max_wait_arg)
       end
     else
       local next_state
-      if allowed then
+      local charged = allowed
+      if shadow and shadow[i] then
+        charged = allowed and shadow_allowed
+      end
+      if charged then
         next_state = steps[i].admitted
       else
         next_state = steps[i].rejected
@@ -197,21 +235,41 @@ local function decide(op, amount, max_wait_arg)
     end
   end
 
-  if allowed then
-    local tightest, wait, reset, lease = 1, 0, 0, -1
+  if allowed and enforced == 0 then
+    -- Shadow limits only: admitted, no wait, no retry-after, no lease (ShadowEvaluator.shadowsOnly).
+    local tightest, reset = 1, 0
     for i = 1, n do
       local s = steps[i]
       if s.remaining < steps[tightest].remaining then
         tightest = i
       end
-      if s.waitMicros > wait then
-        wait = s.waitMicros
-      end
       if s.resetAfterMicros > reset then
         reset = s.resetAfterMicros
       end
-      if s.lease >= 0 then
-        lease = s.lease
+    end
+    local granted = permits
+    if op == "peek" then
+      granted = 0
+    end
+    return 1, granted, steps[tightest].remaining, 0, reset, 0, tightest, -1, shadow_decider, shadow_retry
+  end
+  if allowed then
+    local tightest, wait, reset, lease = 0, 0, 0, -1
+    for i = 1, n do
+      local s = steps[i]
+      if counts(i) then
+        if tightest == 0 or s.remaining < steps[tightest].remaining then
+          tightest = i
+        end
+        if s.waitMicros > wait then
+          wait = s.waitMicros
+        end
+        if s.resetAfterMicros > reset then
+          reset = s.resetAfterMicros
+        end
+        if s.lease >= 0 then
+          lease = s.lease
+        end
       end
     end
     local granted = permits
@@ -219,22 +277,24 @@ local function decide(op, amount, max_wait_arg)
       granted = 0
       lease = -1
     end
-    return 1, granted, steps[tightest].remaining, 0, reset, wait, tightest, lease
+    return 1, granted, steps[tightest].remaining, 0, reset, wait, tightest, lease, shadow_decider, shadow_retry
   end
   local decider, remaining, reset = 0, math.huge, 0
   for i = 1, n do
     local s = steps[i]
-    if s.remaining < remaining then
-      remaining = s.remaining
-    end
-    if s.resetAfterMicros > reset then
-      reset = s.resetAfterMicros
-    end
-    if not s.allowed and (decider == 0 or s.retryAfterMicros > steps[decider].retryAfterMicros) then
-      decider = i
+    if counts(i) then
+      if s.remaining < remaining then
+        remaining = s.remaining
+      end
+      if s.resetAfterMicros > reset then
+        reset = s.resetAfterMicros
+      end
+      if not s.allowed and (decider == 0 or s.retryAfterMicros > steps[decider].retryAfterMicros) then
+        decider = i
+      end
     end
   end
-  return 0, 0, remaining, steps[decider].retryAfterMicros, reset, 0, decider, -1
+  return 0, 0, remaining, steps[decider].retryAfterMicros, reset, 0, decider, -1, shadow_decider, shadow_retry
 end
 
 -- Integers below 10^14 go back as integer replies (exact, and no string to build: string.format costs about
@@ -262,19 +322,20 @@ if batch then
         end
       end
     end
-    local a, g, r, ra, rs, w, d, l = decide(ARGV[j], ARGV[j + 1], ARGV[j + 2])
+    local a, g, r, ra, rs, w, d, l, sd, sr = decide(ARGV[j], ARGV[j + 1], ARGV[j + 2])
     reply[k + 1], reply[k + 2], reply[k + 3], reply[k + 4] = a, value(g), value(r), value(ra)
     reply[k + 5], reply[k + 6], reply[k + 7], reply[k + 8] = value(rs), value(w), d, value(l)
-    k = k + 8
+    reply[k + 9], reply[k + 10] = sd, value(sr)
+    k = k + 10
   end
 else
-  local a, g, r, ra, rs, w, d, l = decide(op, ARGV[2], ARGV[3])
+  local a, g, r, ra, rs, w, d, l, sd, sr = decide(op, ARGV[2], ARGV[3])
   if wrote and dedup_key then
     -- Stored below as text: strings, which table.concat copies, where a number would be printed with %.14g.
     local fmt = sluice.fmt_int
-    reply = { fmt(a), fmt(g), fmt(r), fmt(ra), fmt(rs), fmt(w), fmt(d), fmt(l) }
+    reply = { fmt(a), fmt(g), fmt(r), fmt(ra), fmt(rs), fmt(w), fmt(d), fmt(l), fmt(sd), fmt(sr) }
   else
-    reply = { a, value(g), value(r), value(ra), value(rs), value(w), d, value(l) }
+    reply = { a, value(g), value(r), value(ra), value(rs), value(w), d, value(l), sd, value(sr) }
   end
 end
 

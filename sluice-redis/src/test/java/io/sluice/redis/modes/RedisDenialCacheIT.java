@@ -303,8 +303,8 @@ class RedisDenialCacheIT {
 
     @Test
     void aTokenBucketThatStartsBelowCapacityAlwaysAsksRedis() {
-        // A key without state starts at initial_tokens whenever it is asked, and a denial stores nothing: waiting
-        // alone does not open it, whatever retry-after Redis reported.
+        // Such a rule is left out of the cache (the safe side; DenialCache says why). Its first denial creates the
+        // bucket, so waiting the retry-after Redis reported opens it.
         ManualClock clock = new ManualClock();
         Rule rule = Rule.of("r", TokenBucket.of(1, 1, Duration.ofSeconds(1)).withInitialTokens(0));
         try (RedisStore store = store(clock, prefix()).build()) {
@@ -313,6 +313,8 @@ class RedisDenialCacheIT {
             clock.advanceMicros(first.retryAfterMicros() - 1);
             assertThat(store.decide(rule, "u", Request.tryAcquire(1)).source()).isEqualTo(Decision.Source.STORE);
             assertThat(((DefaultRedisStore) store).cachedDenials()).isZero();
+            clock.advanceMicros(1);
+            assertThat(store.decide(rule, "u", Request.tryAcquire(1)).allowed()).isTrue();
         }
     }
 

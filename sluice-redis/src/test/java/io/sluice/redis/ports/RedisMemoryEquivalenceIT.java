@@ -282,7 +282,7 @@ public class RedisMemoryEquivalenceIT {
         }
 
         void run(String algorithm) {
-            rule = Rule.of(name, randomLimits(algorithm));
+            rule = randomShadow(Rule.of(name, randomLimits(algorithm)));
             clock.setMicros(startTime());
             for (int k = 0; k < KEYS; k++) {
                 histories.add(new ArrayList<>());
@@ -379,6 +379,20 @@ public class RedisMemoryEquivalenceIT {
                 limits.add(PORTED.get(a).apply(r).named("l" + i));
             }
             return limits;
+        }
+
+        /** In a third of the rules, each limit but a concurrency one is a shadow limit with probability 1/2. */
+        private Rule randomShadow(Rule rule) {
+            if (r.nextInt(3) != 0) {
+                return rule;
+            }
+            List<String> shadow = new ArrayList<>();
+            for (Limit limit : rule.limits()) {
+                if (!(limit instanceof Concurrency) && r.nextBoolean()) {
+                    shadow.add(limit.name());
+                }
+            }
+            return rule.withShadow(shadow.toArray(String[]::new));
         }
 
         /** A new parameter set for one limit (the algorithm stays: a re-typed limit is another test). */

@@ -42,14 +42,15 @@ class SmoothBurstyRedisIT {
 
     @ParameterizedTest
     @EnumSource(Topology.class)
-    void aNewKeyAdmitsAnySizeAndTheNextRequestPays(Topology topology) {
+    void aNewKeyHasAFullBurstAndTheRequestBeyondItPays(Topology topology) {
         try (RedisTwin l = twin(topology, new ManualClock(T0), SmoothBursty.of(5.0))) {
             Decision peek = l.both(r -> r.peek("k", 0));
-            assertThat(peek.remaining()).as("a new limiter has saved nothing").isZero();
-            assertThat(peek.resetAfterMicros()).as("an idle second fills it").isEqualTo(1_000 * MS);
+            assertThat(peek.remaining()).as("a key without state is idle, with a full burst saved").isEqualTo(5);
+            assertThat(peek.resetAfterMicros()).isZero();
             assertThat(topology.keys(prefix + ":*")).as("a peek stores nothing").isEmpty();
 
-            Decision three = l.both(r -> r.tryAcquire("k", 3));
+            // the 5 saved permits and 3 fresh ones, admitted at once
+            Decision three = l.both(r -> r.tryAcquire("k", 8));
             assertThat(three.allowed()).isTrue();
             assertThat(three.waitMicros()).isZero();
             assertThat(three.resetAfterMicros()).isEqualTo(1_600 * MS);
@@ -69,19 +70,19 @@ class SmoothBurstyRedisIT {
 
     @ParameterizedTest
     @EnumSource(Topology.class)
-    void aFullKeyExpiresAndComesBackWithNothingSaved(Topology topology) {
+    void aFullKeyExpiresAndComesBackFull(Topology topology) {
         try (RedisTwin l = twin(topology, new ManualClock(T0), SmoothBursty.of(5.0))) {
-            assertThat(l.both(r -> r.tryAcquire("k")).resetAfterMicros()).isEqualTo(1_200 * MS);
+            assertThat(l.both(r -> r.tryAcquire("k", 6)).resetAfterMicros()).isEqualTo(1_200 * MS);
             l.clock.advanceMicros(1_199_999);
             Decision almost = l.both(r -> r.peek("k", 0));
             assertThat(almost.remaining()).as("999,999 us / 200,000 us = 4.999995 saved").isEqualTo(4);
             assertThat(almost.resetAfterMicros()).isEqualTo(1);
             l.clock.advanceMicros(1);
-            // full: the state is dropped, as a cache of Guava limiters with expireAfterAccess would
+            // full: the state is dropped, and the key without it still has the full burst saved, as Guava's has
             Decision full = l.both(r -> r.peek("k", 0));
-            assertThat(full.remaining()).isZero();
-            assertThat(full.resetAfterMicros()).isEqualTo(1_000 * MS);
-            assertThat(l.both(r -> r.tryAcquireAtMost("k", 3)).resetAfterMicros()).isEqualTo(1_600 * MS);
+            assertThat(full.remaining()).isEqualTo(5);
+            assertThat(full.resetAfterMicros()).isZero();
+            assertThat(l.both(r -> r.tryAcquireAtMost("k", 3)).resetAfterMicros()).isEqualTo(600 * MS);
             l.clock.advanceMillis(-2); // back before the drop: the new state is what counts now
             assertThat(l.both(r -> r.tryAcquire("k")).allowed()).isFalse();
         }
@@ -95,7 +96,7 @@ class SmoothBurstyRedisIT {
             l.both(r -> r.tryAcquire("k"));
             l.clock.advanceMillis(1_200);
             Decision d = l.both(r -> r.peek("k", 0));
-            assertThat(d.remaining()).as("the fixed window keeps its count, the bursty limit starts over").isZero();
+            assertThat(d.remaining()).as("the fixed window keeps its count, the bursty limit is full again").isEqualTo(5);
             assertThat(d.limit()).isEqualTo("smooth_bursty");
         }
     }
@@ -105,7 +106,7 @@ class SmoothBurstyRedisIT {
     void atTheEpochAndAtTheEndOfTheClock(Topology topology) {
         ManualClock clock = new ManualClock(0);
         try (RedisTwin l = twin(topology, clock, SmoothBursty.of(5.0))) {
-            assertThat(l.both(r -> r.tryAcquire("k")).resetAfterMicros()).isEqualTo(1_200 * MS);
+            assertThat(l.both(r -> r.tryAcquire("k", 6)).resetAfterMicros()).isEqualTo(1_200 * MS);
             // a reservation of 10^12 permits pushes the ticket to the end of the clock (year 2255), no further
             Decision huge = l.both(r -> r.reserve("k", Limit.MAX_COUNT, Duration.ofDays(365L * 1000)));
             assertThat(huge.waitMicros()).isEqualTo(200 * MS);
@@ -141,7 +142,7 @@ class SmoothBurstyRedisIT {
     @EnumSource(Topology.class)
     void aNewRateScalesTheSavedPermitsAsGuavasSetRate(Topology topology) {
         try (RedisTwin l = twin(topology, new ManualClock(T0), SmoothBursty.of(5.0))) {
-            l.both(r -> r.tryAcquire("k"));
+            l.both(r -> r.tryAcquire("k", 6)); // the saved burst and one more: nothing saved, the ticket at 0.2 s
             l.clock.advanceMillis(700);
             // 2.5 permits saved at 5/s, scaled by 10 / 5 when the burst grows to 10 permits
             l.updateLimit(SmoothBursty.of(10.0));
@@ -168,17 +169,16 @@ class SmoothBurstyRedisIT {
         try (RedisTwin slowest = twin(topology, clock, new SmoothBursty("slowest", 1.0 / 31_622_400, 31_622_400));
              RedisTwin fastest = new RedisTwin(topology, prefix, clock,
                      Rule.of("fast", new SmoothBursty("fastest", 1_000_000.0, 31_622_400)))) {
-            Decision one = slowest.both(r -> r.tryAcquire("k"));
-            // one permit per 366 days (an interval of 1 / (1 / 31,622,400) s, not exactly a whole number of us),
-            // and one saved: two intervals, to the microsecond as Java computes it
+            Decision one = slowest.both(r -> r.tryAcquire("k", 2));
+            // one permit per 366 days (an interval of 1 / (1 / 31,622,400) s, not exactly a whole number of us):
+            // the saved one and one fresh, so full again after two intervals, to the microsecond as Java computes it
             assertThat(one.resetAfterMicros()).isBetween(2 * 31_622_400_000_000L - 2, 2 * 31_622_400_000_000L + 2);
             assertThat(slowest.both(r -> r.tryAcquire("k", Limit.MAX_COUNT)).allowed()).isFalse();
-            // 100 days idle at 10^6 per second: 8.64 * 10^12 permits saved, 10^12 taken at once
-            fastest.both(r -> r.tryAcquire("k"));
-            clock.advance(Duration.ofDays(100));
+            // 366 days of burst at 10^6 per second: 3.16 * 10^13 permits saved by a key without state
+            fastest.both(r -> r.tryAcquire("k", Limit.MAX_COUNT));
             Decision burst = fastest.both(r -> r.tryAcquire("k", Limit.MAX_COUNT));
             assertThat(burst.waitMicros()).isZero();
-            assertThat(burst.remaining()).isEqualTo(8_640_000_000_000L - 1 - Limit.MAX_COUNT);
+            assertThat(burst.remaining()).isEqualTo(31_622_400_000_000L - 2 * Limit.MAX_COUNT);
             for (int i = 0; i < 20; i++) {
                 clock.advanceMicros(i * 37_123);
                 fastest.both(r -> r.tryAcquire("k", Limit.MAX_COUNT - 1));
@@ -193,8 +193,8 @@ class SmoothBurstyRedisIT {
     void serverTimeGivesTheKeyExactlyItsLifetime(Topology topology) {
         try (RedisStore store = topology.builder().prefix(prefix).build();
              RateLimiter l = RateLimiter.builder(Rule.of("srv", SmoothBursty.of(5.0))).store(store).build()) {
-            // 100 permits: the ticket 20 s ahead, full a second later
-            Decision d = l.tryAcquire("k", 100);
+            // 105 permits, 5 of them saved: the ticket 20 s ahead, full a second later
+            Decision d = l.tryAcquire("k", 105);
             assertThat(d.resetAfterMicros()).isEqualTo(21_000 * MS);
             long pttl = pttl(topology, prefix + ":{srv:k}:smooth_bursty");
             assertThat(pttl).isBetween(20_000L, 21_001L);

@@ -70,15 +70,29 @@ class TokenBucketRedisIT {
             assertThat(t.tryAcquire("k", 5).remaining()).isZero();
             t.assertTtl("k", "tb", 5 * S);
         }
-        // initialTokens < capacity: once full again the key is new, with 2 tokens, in both stores
+        // initialTokens < capacity: the state is kept, so a key idle until full comes back full (10 tokens), in
+        // both stores; only a key never seen starts with 2
         try (RedisTwin t = new RedisTwin(topology, TODAY, "initial",
                 bucket(10, 1, Duration.ofSeconds(1), Refill.GREEDY, 2), TokenBucket.of(100, 1, Duration.ofDays(1)))) {
             assertThat(t.tryAcquire("k", 2).allowed()).isTrue();
             t.clock.advanceMillis(9_999);
             assertThat(t.peek("k", 0).remaining()).isEqualTo(9);
             t.clock.advanceMillis(1);
-            assertThat(t.peek("k", 0).remaining()).as("full: a new key again").isEqualTo(2);
-            assertThat(t.tryAcquire("k", 3).allowed()).isFalse();
+            assertThat(t.peek("k", 0).remaining()).as("full, and not a new key").isEqualTo(10);
+            t.clock.advanceMillis(3_600_000);
+            assertThat(t.tryAcquire("k", 10).allowed()).isTrue();
+            assertThat(t.tryAcquire("other", 3).allowed()).isFalse();
+        }
+        // initialTokens 0: the first rejection creates the bucket, which refills from then on
+        try (RedisTwin t = new RedisTwin(topology, TODAY, "empty",
+                bucket(5, 1, Duration.ofSeconds(1), Refill.GREEDY, 0), TokenBucket.of(100, 1, Duration.ofDays(1)))) {
+            Decision first = t.tryAcquire("k", 1);
+            assertThat(first.allowed()).isFalse();
+            assertThat(first.retryAfterMicros()).isEqualTo(S);
+            t.clock.advanceMillis(999);
+            assertThat(t.tryAcquire("k", 1).allowed()).isFalse();
+            t.clock.advanceMillis(1);
+            assertThat(t.tryAcquire("k", 1).allowed()).isTrue();
         }
     }
 

@@ -61,8 +61,9 @@ do
       return { storedPermits = storedPermits, nextFreeTicketMicros = nextFreeTicketMicros }
     end
 
-    local function fresh(now, p)
-      return state(C.initialStoredPermits(p), now)
+    -- SmoothAlgorithm.absent: no state is a key idle long enough to be full (maxPermits stored, ticket now).
+    local function absent(now, p)
+      return state(p.maxPermits, now)
     end
 
     -- Guava's resync: idle time since the ticket becomes stored permits, and the ticket moves to now.
@@ -152,7 +153,7 @@ do
     function M.step(s, now, permits, maxWaitMicros, p)
       local current = s
       if current == nil then
-        current = fresh(now, p)
+        current = absent(now, p)
       end
       if permits == 0 then
         return S.allow(0, remaining(current, now, p), resetAfter(current, now, p), s, s)
@@ -170,7 +171,7 @@ do
     function M.grantable(s, now, permits, p)
       local current = s
       if current == nil then
-        current = fresh(now, p)
+        current = absent(now, p)
       end
       if current.nextFreeTicketMicros <= now then
         return permits

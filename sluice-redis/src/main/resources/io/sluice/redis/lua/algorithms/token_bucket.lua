@@ -184,10 +184,13 @@ do
     return duration(fullAt(s, p), now)
   end
 
-  -- With initialTokens < capacity a full bucket admits more than a fresh key; it is dropped all the same
-  -- and comes back with initialTokens: stricter, never more permissive. NEVER (math.huge) when the bucket
-  -- is full only after MAX_TIME; sluice.expire then keeps the key until MAX_TIME.
+  -- With initialTokens < capacity a full bucket admits more than a fresh key, so the state is kept (the Java
+  -- essay's "Expiry"): NEVER. NEVER (math.huge) also when the bucket is full only after MAX_TIME;
+  -- sluice.expire then keeps the key until MAX_TIME.
   function M.expiresAt(st, p)
+    if p.initialTokens < p.capacity then
+      return NEVER
+    end
     local fullTime = fullAt(st, p)
     if fullTime > MAX_TIME then
       return NEVER
@@ -195,12 +198,12 @@ do
     return fullTime
   end
 
-  -- The state refilled up to now; a now before lastRefill means no time passed. A state at or past its
-  -- expiry is a fresh key, as a store that dropped it would have (rule.lua already drops it; the Java store
-  -- may keep it while another limit of the rule needs the key).
+  -- The state refilled up to now; a now before lastRefill means no time passed; no state is a fresh bucket
+  -- created at now. A state only expires when initialTokens == capacity, and then refilling it gives the
+  -- fresh bucket exactly (the Java's refilled).
   local function refilled(st, now, p)
     local s = st
-    if s == nil or now >= M.expiresAt(st, p) then
+    if s == nil then
       s = fresh(now, p)
     end
     return refill(s, math.max(now, s.lastRefill), p)
@@ -211,9 +214,14 @@ do
     if permits == 0 then
       return S.allow(0, math.max(0, s.tokens), resetAfter(s, now, p), st, st)
     end
+    -- A rejection records the key's creation (the Java essay's "Creation"): the bucket refills from now on.
+    local rejected = st
+    if st == nil and p.initialTokens < p.capacity then
+      rejected = fresh(now, p)
+    end
     if permits <= s.tokens then
       local after = state(s.tokens - permits, s.lastRefill, s.roundingError)
-      return S.allow(0, after.tokens, resetAfter(after, now, p), after, st)
+      return S.allow(0, after.tokens, resetAfter(after, now, p), after, rejected)
     end
     local wait = duration(readyAt(s, permits, p), now)
     -- Java: capacity - (tokens - permits) <= MAX_DEFICIT; that sum reaches 2^53 + capacity, so compare the
@@ -222,9 +230,9 @@ do
         and s.tokens - permits >= p.capacity - MAX_DEFICIT
     if reservable then
       local after = state(s.tokens - permits, s.lastRefill, s.roundingError)
-      return S.allow(wait, 0, resetAfter(after, now, p), after, st)
+      return S.allow(wait, 0, resetAfter(after, now, p), after, rejected)
     end
-    return S.reject(math.max(0, s.tokens), wait, resetAfter(s, now, p), st)
+    return S.reject(math.max(0, s.tokens), wait, resetAfter(s, now, p), rejected)
   end
 
   function M.grantable(st, now, permits, p)
