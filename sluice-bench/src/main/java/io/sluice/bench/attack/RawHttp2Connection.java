@@ -20,6 +20,7 @@ import io.netty.handler.codec.http2.Http2Flags;
 import io.netty.handler.codec.http2.Http2FrameTypes;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2Settings;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -31,7 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * (the frame layer, HPACK included) without Netty's connection handler, which would enforce the protocol on
  * our side. What it reads is only counted: the server's resets, response headers, GOAWAY and the close. It
  * acknowledges the server's SETTINGS and gives back the connection's flow-control window for the bodies it
- * reads, so that the server is never held up by this client's reading.
+ * reads and answers its PINGs, so that the server is never held up by this client.
  *
  * <p>Not thread-safe for writing: {@link #write} runs the caller's frames on the connection's event loop.
  */
@@ -47,7 +48,10 @@ final class RawHttp2Connection implements AutoCloseable {
     private final CountDownLatch closed = new CountDownLatch(1);
     private volatile long goawayError = -1;
     private volatile int goawayLastStream = -1;
+    private volatile String goawayDebug = "";
+    private volatile long goawayAtNanos;
     private volatile long closedAtNanos;
+    private volatile Throwable failure;
     private ChannelHandlerContext ctx;
     private Channel channel;
 
@@ -146,7 +150,18 @@ final class RawHttp2Connection implements AutoCloseable {
         return goaway.getCount() == 0;
     }
 
-    /** The first GOAWAY's error code by name, e.g. {@code ENHANCE_YOUR_CALM}, or null before one came. */
+    /**
+     * Whether a GOAWAY came that ends the connection's streams: one with an error, or with a last stream id
+     * below 2^31-1 (a graceful close announces 2^31-1 first, and streams go on until the second).
+     */
+    boolean finalGoawayReceived() {
+        return goawayReceived() && (goawayError != Http2Error.NO_ERROR.code() || goawayLastStream != Integer.MAX_VALUE);
+    }
+
+    /**
+     * The GOAWAY's error code by name, e.g. {@code ENHANCE_YOUR_CALM} (the first that is not {@code NO_ERROR}, if
+     * a graceful GOAWAY came first), or null before one came.
+     */
     String goawayError() {
         if (!goawayReceived()) {
             return null;
@@ -155,9 +170,27 @@ final class RawHttp2Connection implements AutoCloseable {
         return error == null ? "code " + goawayError : error.name();
     }
 
-    /** The last stream id the first GOAWAY said the server processed, or -1. */
+    /**
+     * The last stream id the server said it processed, from its last GOAWAY, or -1 (a server shutting down
+     * gracefully first sends 2^31-1, then the real one).
+     */
     int goawayLastStream() {
         return goawayLastStream;
+    }
+
+    /** That GOAWAY's debug data (Netty puts the reason there), or empty. */
+    String goawayDebug() {
+        return goawayDebug;
+    }
+
+    /** When the first GOAWAY came ({@link System#nanoTime()}), or 0. */
+    long goawayAtNanos() {
+        return goawayAtNanos;
+    }
+
+    /** What made this side close the connection (a reset by the server, a frame it could not read), or null. */
+    Throwable failure() {
+        return failure;
     }
 
     /** Waits up to {@code millis} for the server to close the connection. */
@@ -225,11 +258,23 @@ final class RawHttp2Connection implements AutoCloseable {
 
             @Override
             public void onGoAwayRead(ChannelHandlerContext c, int lastStreamId, long errorCode, ByteBuf debugData) {
-                if (goaway.getCount() > 0) {
-                    goawayLastStream = lastStreamId;
+                // A graceful close sends GOAWAY(2^31-1, NO_ERROR) and a PING, then the real GOAWAY once the PING
+                // is acknowledged: keep the last stream id of the last one, and the first error that is one.
+                goawayLastStream = lastStreamId;
+                if (goaway.getCount() > 0 || (goawayError == Http2Error.NO_ERROR.code() && errorCode != goawayError)) {
                     goawayError = errorCode;
+                    goawayDebug = debugData.toString(StandardCharsets.UTF_8);
+                }
+                if (goaway.getCount() > 0) {
+                    goawayAtNanos = System.nanoTime();
                     goaway.countDown();
                 }
+            }
+
+            @Override
+            public void onPingRead(ChannelHandlerContext c, long data) {
+                writer.writePing(c, true, data, c.voidPromise());
+                c.flush();
             }
         };
 
@@ -240,6 +285,9 @@ final class RawHttp2Connection implements AutoCloseable {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext c, Throwable cause) {
+            if (failure == null) {
+                failure = cause;
+            }
             c.close(); // a reset by the server, or a frame we cannot read: either way the attack is over
         }
     }

@@ -12,7 +12,7 @@ import java.util.Set;
  * docs/server-hardening.md), and the rules' failure policy is the default {@code raise}: 503 while Redis cannot
  * answer.
  *
- * <p>Two loads run from {@link #LEAD_MS} before the fault until normal answers have held for {@link #STEADY_MS}
+ * <p>Two loads run from at least {@link #LEAD_MS} before the fault until normal answers have held for {@link #STEADY_MS}
  * after it: two threads on rule {@code bench} (1,000 per second per key, so every normal answer is 200), which
  * tell when answers became normal again; and one thread on rule {@code quota} ({@link #QUOTA} per hour), used up
  * before the fault, which tells whether the fault let anything through. What held, each a violation otherwise:
@@ -23,8 +23,12 @@ import java.util.Set;
  */
 final class RedisFaultProbe implements Probe {
     static final int QUOTA = 20;
-    /** Load before the fault: the quota is used up and normal answers are established. */
+    /**
+     * Load before the fault, at least: normal answers are established. Then the fault waits until the quota is
+     * used up (its first 429), at most {@link #QUOTA_WAIT_MS} more, so that what the fault lets through shows.
+     */
     static final long LEAD_MS = 1_500;
+    static final long QUOTA_WAIT_MS = 20_000;
     static final long RECOVERY_BOUND_MS = 5_000;
     static final long STEADY_MS = 1_000;
     private static final Set<Integer> EXPECTED = Set.of(200, 429, 503);
@@ -71,6 +75,10 @@ final class RedisFaultProbe implements Probe {
         long faultEnd;
         try {
             Thread.sleep(LEAD_MS);
+            long quotaDeadline = System.nanoTime() + QUOTA_WAIT_MS * 1_000_000;
+            while (System.nanoTime() < quotaDeadline && quota.answers().stream().noneMatch(a -> a.status() == 429)) {
+                Thread.sleep(50);
+            }
             faultStart = System.nanoTime();
             faultEnd = inject();
             long deadline = faultEnd + RECOVERY_BOUND_MS * 1_000_000;
