@@ -140,16 +140,25 @@ public final class AttackSuite implements Suite {
     /** A started, warmed-up server and what the probes reach it by. */
     private record Running(ServeProcess server, Probe.Target target) implements AutoCloseable {
 
-        /** Starts and warms up a server, or adds a row saying why it could not start and returns null. */
+        /**
+         * Starts and warms up a server, or adds a row saying why it could not start and returns null. A second
+         * attempt follows a failed start: on a machine loaded far past its cores, a server on Redis has exited at
+         * start-up because its first connection took more than its one-second connect timeout.
+         */
         static Running start(BenchContext context, Path dir, String name, List<Path> rules, String store,
                 List<Measurement> rows) throws IOException, InterruptedException {
-            ServeProcess server;
-            try {
-                server = ServeProcess.start(dir, name, rules, store);
-            } catch (IllegalStateException e) {
-                rows.add(Measurement.of("attack", "sluice").variant("all").note("could not start: " + e.getMessage())
-                        .build());
-                return null;
+            ServeProcess server = null;
+            for (int attempt = 1; server == null; attempt++) {
+                try {
+                    server = ServeProcess.start(dir, name, rules, store);
+                } catch (IllegalStateException e) {
+                    if (attempt == 2) {
+                        rows.add(Measurement.of("attack", "sluice").variant("all")
+                                .note("could not start: " + e.getMessage()).build());
+                        return null;
+                    }
+                    context.progress().say("  attack: %s; trying again", e.getMessage());
+                }
             }
             URI base = URI.create(server.baseUrl());
             HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
