@@ -489,11 +489,13 @@ public final class MarkdownReport {
         }
         line("## Attack probes against `sluice serve`");
         line();
-        line("One `sluice serve` on the bounded in-memory store, probed in turn with hostile input and connection "
-                + "patterns (docs/attack-suite.md). For each: a bystander's latency (one request every 20 ms on "
+        line("One `sluice serve` on the bounded in-memory store, probed in turn with hostile input, connection "
+                + "patterns and HTTP/2 reset floods, then one on a redis-server that is stopped, killed and paused "
+                + "under load (docs/attack-suite.md). For each: a bystander's latency (one request every 20 ms on "
                 + "its own connection) while the probe ran, the server's resident memory before and after, and in "
-                + "the last column the probe's answers by outcome, what held, and the server's threads and file "
-                + "descriptors before, after and at their peak.");
+                + "the last column the probe's answers by outcome, what held (and what did not), the bystander's "
+                + "p99 alone before and after, and the server's threads and file descriptors before, after and at "
+                + "their peak.");
         line();
         line("| probe | bystander p50 µs | bystander p99 µs | RSS before MiB | RSS after MiB | answers and what held |");
         line("| --- | ---: | ---: | ---: | ---: | --- |");
