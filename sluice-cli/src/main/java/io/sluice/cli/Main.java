@@ -4,6 +4,7 @@ import io.sluice.server.ServeCommand;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -13,6 +14,7 @@ import java.util.ServiceLoader;
 import picocli.AutoComplete;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Model.PositionalParamSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
@@ -113,7 +115,9 @@ public final class Main {
         for (Subcommand command : commands) {
             CommandSpec spec = CommandSpec.create().name(command.name());
             spec.usageMessage().description(command.summary());
-            if (options) {
+            if (options && command.name().equals("serve")) {
+                serveOptions().forEach(spec::addOption);
+            } else if (options) {
                 UsageOptions.of(helpText(command)).forEach(spec::addOption);
             }
             top.addSubcommand(command.name(), spec);
@@ -127,6 +131,25 @@ public final class Main {
         completion.usageMessage().description("prints a bash (and zsh) completion script: source <(sluice completion)");
         top.addSubcommand("completion", completion);
         return top;
+    }
+
+    /**
+     * {@code sluice serve}'s options from its own picocli model (its help is picocli's, not the two-column text
+     * {@link UsageOptions} reads), with file-valued options typed as paths so that they complete as file names.
+     */
+    private static List<OptionSpec> serveOptions() {
+        List<OptionSpec> out = new ArrayList<>();
+        for (OptionSpec o : ServeCommand.commandSpec().options()) {
+            OptionSpec.Builder b = OptionSpec.builder(o.names()).description(o.description());
+            if (o.usageHelp()) {
+                b.arity("0").type(boolean.class);
+            } else {
+                b.paramLabel(o.paramLabel()).arity("1")
+                        .type(o.paramLabel().startsWith("FILE") ? Path.class : String.class);
+            }
+            out.add(b.build());
+        }
+        return out;
     }
 
     /** What {@code sluice --help} prints: picocli's usage of the model. */
