@@ -4,16 +4,13 @@ import io.sluice.Store;
 import io.sluice.rules.RuleFileException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -22,7 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Watches the rule files and swaps in a new {@link RuleSet} when they change; counters survive because the
+ * Watches the rule files (and directories of them, {@link RuleSources}) and swaps in a new {@link RuleSet} when they change; counters survive because the
  * store keeps them by rule name (see {@link RuleSet}). A file that no longer parses is rejected with its file,
  * line and field in the log (and in {@code /v1/rules}); the running rules stay until a valid file replaces it.
  *
@@ -39,7 +36,7 @@ final class RuleReloader implements AutoCloseable {
     /** What a reload did. */
     enum Result { APPLIED, UNCHANGED, REJECTED }
 
-    private final List<Path> files;
+    private final RuleSources sources;
     private final Store store;
     private final AtomicReference<RuleSet> current;
     private final ServerMetrics metrics;
@@ -53,12 +50,12 @@ final class RuleReloader implements AutoCloseable {
 
     RuleReloader(List<Path> files, Store store, AtomicReference<RuleSet> current, ServerMetrics metrics,
                  Duration interval) throws IOException {
-        this.files = List.copyOf(files);
+        this.sources = new RuleSources(files);
         this.store = store;
         this.current = current;
         this.metrics = metrics;
-        this.seen = fingerprint();
-        this.contentHash = hash(read());
+        this.seen = sources.fingerprint();
+        this.contentHash = hash(sources.read());
         if (files.isEmpty() || interval.isZero()) {
             timer = null;
         } else {
@@ -79,7 +76,7 @@ final class RuleReloader implements AutoCloseable {
 
     private void poll() {
         try {
-            List<Object> now = fingerprint();
+            List<Object> now = sources.fingerprint();
             if (now.equals(seen)) {
                 settling = null;
             } else if (now.equals(settling)) {
@@ -106,18 +103,17 @@ final class RuleReloader implements AutoCloseable {
      * @throws IOException when a file cannot be read (the running rules stay)
      */
     synchronized Result reload() throws IOException {
-        seen = fingerprint();
-        List<String> texts = read();
-        byte[] hash = hash(texts);
+        seen = sources.fingerprint();
+        RuleSources.Read read = sources.read();
+        byte[] hash = hash(read);
         if (Arrays.equals(hash, contentHash)) {
             return Result.UNCHANGED;
         }
         contentHash = hash;
-        List<String> names = new ArrayList<>();
-        files.forEach(f -> names.add(f.toString()));
+        List<String> names = read.names();
         RuleSet next;
         try {
-            next = current.get().rebind(RuleSet.combine(names, texts), store);
+            next = current.get().rebind(RuleSet.combine(names, read.texts()), store);
         } catch (RuleFileException e) {
             lastError = e.getMessage();
             metrics.reload(false);
@@ -143,30 +139,13 @@ final class RuleReloader implements AutoCloseable {
         return Result.APPLIED;
     }
 
-    private List<String> read() throws IOException {
-        List<String> texts = new ArrayList<>(files.size());
-        for (Path f : files) {
-            texts.add(Files.readString(f, StandardCharsets.UTF_8));
-        }
-        return texts;
-    }
-
-    /** Modification time, size and identity (inode) of each file, following symlinks. */
-    private List<Object> fingerprint() throws IOException {
-        List<Object> out = new ArrayList<>(files.size() * 3);
-        for (Path f : files) {
-            BasicFileAttributes a = Files.readAttributes(f, BasicFileAttributes.class);
-            out.add(a.lastModifiedTime());
-            out.add(a.size());
-            out.add(Objects.toString(a.fileKey()));
-        }
-        return out;
-    }
-
-    private static byte[] hash(List<String> texts) {
+    /** A digest of the files' names and texts: a file added to or removed from a directory changes it. */
+    private static byte[] hash(RuleSources.Read read) {
         try {
             MessageDigest d = MessageDigest.getInstance("SHA-256");
-            for (String t : texts) {
+            List<String> parts = new ArrayList<>(read.names());
+            parts.addAll(read.texts());
+            for (String t : parts) {
                 byte[] bytes = t.getBytes(StandardCharsets.UTF_8);
                 d.update(Integer.toString(bytes.length).getBytes(StandardCharsets.US_ASCII));
                 d.update((byte) 0);

@@ -11,11 +11,13 @@ import java.util.List;
  * @param httpPort             the HTTP port (0: ephemeral)
  * @param grpcPort             the gRPC port (0: ephemeral; equal to a non-zero {@code httpPort}: served on the
  *                             HTTP port)
- * @param rules                rule files; empty for the bundled example
+ * @param rules                rule files and directories of them; empty for the bundled example
  * @param storeSpec            how the store was named ({@code memory}, a Redis URI), for messages
  * @param token                the bearer token every API call must carry, or null for none
  * @param tlsCert              PEM certificate chain, or null for plain text
  * @param tlsKey               PEM PKCS#8 private key, or null
+ * @param tlsClientCa          PEM certificates of the CA whose client certificates are required (mutual TLS), or
+ *                             null to serve clients without one
  * @param reloadInterval       how often rule files are checked for changes; zero for never
  * @param maxBodyBytes         the largest request body (and gRPC message) accepted
  * @param maxBatch             the most checks in one batch, and descriptors in one Envoy request
@@ -27,7 +29,7 @@ import java.util.List;
  * @param redis                the Redis store's timeout and circuit breaker (unused by other stores)
  */
 record Settings(String bind, int httpPort, int grpcPort, List<Path> rules, String storeSpec, String token,
-                Path tlsCert, Path tlsKey, Duration reloadInterval, int maxBodyBytes, int maxBatch, int maxKeyLength,
+                Path tlsCert, Path tlsKey, Path tlsClientCa, Duration reloadInterval, int maxBodyBytes, int maxBatch, int maxKeyLength,
                 int maxEntries, boolean envoyHeaders, Duration shutdownQuietPeriod, Duration shutdownTimeout,
                 StoreFactory.RedisTuning redis) {
 

@@ -25,6 +25,8 @@ import io.grpc.ServerInterceptors;
 import io.sluice.Store;
 import io.sluice.micrometer.SluiceMetrics;
 import io.sluice.rules.RuleFileException;
+import io.netty.handler.ssl.ClientAuth;
+import java.io.File;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -32,6 +34,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -237,9 +243,9 @@ public final class SluiceServer implements AutoCloseable {
             reloader.close();
         }
         List<CompletableFuture<?>> stops = new ArrayList<>();
-        stops.add(http.stop());
+        stops.add(released(http));
         if (grpc != null) {
-            stops.add(grpc.stop());
+            stops.add(released(grpc));
         }
         return CompletableFuture.allOf(stops.toArray(new CompletableFuture<?>[0])).whenComplete((x, e) -> {
             if (ownsStore) {
@@ -251,6 +257,37 @@ public final class SluiceServer implements AutoCloseable {
             }
         });
     }
+
+    /**
+     * Stops {@code server} and completes once it has released its port and closed its connections, without
+     * waiting for its acceptor thread to end.
+     *
+     * <p>Why not {@code server.stop()}'s own future: it completes only when the acceptor's Netty event loop has
+     * terminated, and Armeria ends that loop with {@code shutdownGracefully()}, whose quiet period is Netty's fixed
+     * 2 s. With nothing left to accept, those 2 s added nothing but made an idle {@code sluice serve} take about
+     * 3.5 s to exit on SIGTERM instead of the shutdown quiet period and a few milliseconds. The acceptor thread
+     * still ends by itself 2 s later; a JVM exiting on a signal does not wait for it.
+     */
+    private static CompletableFuture<Void> released(Server server) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        server.stop().whenComplete((x, e) -> done.complete(null));
+        // Armeria empties activePorts() once the listening sockets are closed, after the graceful shutdown's
+        // quiet period, and then closes the remaining connections; a poll sees both without reaching inside.
+        ScheduledFuture<?> poll = STOP_POLLER.scheduleWithFixedDelay(() -> {
+            if (server.activePorts().isEmpty() && server.numConnections() == 0) {
+                done.complete(null);
+            }
+        }, 10, 10, TimeUnit.MILLISECONDS);
+        done.whenComplete((x, e) -> poll.cancel(false));
+        return done;
+    }
+
+    /** Watches servers being stopped ({@link #released}); a daemon thread, so it never keeps a JVM alive. */
+    private static final ScheduledExecutorService STOP_POLLER = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "sluice-server-stop");
+        t.setDaemon(true);
+        return t;
+    });
 
     /** {@link #stopAsync()}, waiting for it. */
     public void stop() {
@@ -278,6 +315,12 @@ public final class SluiceServer implements AutoCloseable {
         if (settings.tls()) {
             sb.port(address, SessionProtocol.HTTPS);
             sb.tls(settings.tlsCert().toFile(), settings.tlsKey().toFile());
+            if (settings.tlsClientCa() != null) {
+                // Mutual TLS: the handshake itself fails for a client without a certificate from the CA, so no
+                // request of such a client reaches a service (HTTP and gRPC alike).
+                File ca = settings.tlsClientCa().toFile();
+                sb.tlsCustomizer(ssl -> ssl.trustManager(ca).clientAuth(ClientAuth.REQUIRE));
+            }
         } else {
             sb.port(address, SessionProtocol.HTTP);
         }
@@ -382,6 +425,7 @@ public final class SluiceServer implements AutoCloseable {
         private String token;
         private Path tlsCert;
         private Path tlsKey;
+        private Path tlsClientCa;
         private Duration reloadInterval = Duration.ofSeconds(1);
         private int maxBodyBytes = Settings.DEFAULT_MAX_BODY_BYTES;
         private int maxBatch = Settings.DEFAULT_MAX_BATCH;
@@ -491,6 +535,16 @@ public final class SluiceServer implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Serve only clients that present a certificate issued by one of the CAs in this PEM file (mutual TLS),
+         * on both ports, beside the bearer token if one is set; needs {@link #tls}. Default none: any client
+         * may connect. Null removes it.
+         */
+        public Builder tlsClientCa(Path caCertificates) {
+            this.tlsClientCa = caCertificates;
+            return this;
+        }
+
         /** How often rule files are checked for changes; default 1 s; zero never checks. */
         public Builder reloadInterval(Duration interval) {
             if (interval == null || interval.isNegative()) {
@@ -563,10 +617,20 @@ public final class SluiceServer implements AutoCloseable {
          * @throws IllegalArgumentException when the store spec is not usable
          */
         public SluiceServer build() throws IOException, RuleFileException {
+            if (tlsClientCa != null && tlsCert == null) {
+                throw new IllegalArgumentException("a client CA (mutual TLS) needs the server's own TLS certificate"
+                        + " and key");
+            }
             Settings settings = new Settings(bind, httpPort, grpcPort, List.copyOf(rules),
-                    store != null ? "(given)" : storeSpec, token, tlsCert, tlsKey, reloadInterval, maxBodyBytes,
+                    store != null ? "(given)" : storeSpec, token, tlsCert, tlsKey, tlsClientCa, reloadInterval, maxBodyBytes,
                     maxBatch, maxKeyLength, maxEntries, envoyHeaders, shutdownQuietPeriod, shutdownTimeout, redis);
-            RuleSet.Sources sources = RuleSet.read(settings.rules());
+            RuleSet.Sources sources;
+            if (settings.rules().isEmpty()) {
+                sources = RuleSet.read(List.of());
+            } else {
+                RuleSources.Read read = new RuleSources(settings.rules()).read();
+                sources = RuleSet.combine(read.names(), read.texts());
+            }
             boolean owns = store == null;
             ServerMetrics metrics = new ServerMetrics();
             Store s;

@@ -16,14 +16,18 @@ public final class StoreFactory {
     private StoreFactory() {}
 
     /**
-     * How the server's Redis store fails and recovers ({@code redis_timeout}, {@code redis_breaker_failures},
-     * {@code redis_breaker_pause} in the config file).
+     * The server's Redis store settings ({@code redis_timeout}, {@code redis_breaker_failures},
+     * {@code redis_breaker_pause}, {@code redis_prefix} and {@code redis_cache_denials} in the config file; each
+     * also an option and an environment variable).
      *
      * @param timeout         how long one Redis command may take, connecting included
      * @param breakerFailures consecutive unavailable calls that open the circuit breaker
      * @param breakerPause    how long an open breaker answers by the failure policy before one call probes
+     * @param prefix          the namespace of every key the store writes (servers sharing limits need the same)
+     * @param cacheDenials    whether exact-mode denials Redis just gave are repeated without a round trip
      */
-    public record RedisTuning(Duration timeout, int breakerFailures, Duration breakerPause) {
+    public record RedisTuning(Duration timeout, int breakerFailures, Duration breakerPause, String prefix,
+                              boolean cacheDenials) {
 
         /**
          * The server's defaults: 500 ms, 3 failures, 250 ms. After Redis comes back, answers are normal again
@@ -39,8 +43,19 @@ public final class StoreFactory {
         public static final RedisTuning SERVER_DEFAULT = new RedisTuning(Duration.ofMillis(500), 3,
                 Duration.ofMillis(250));
 
+        /** The timeout and breaker given, with the library's key prefix and cached denials. */
+        public RedisTuning(Duration timeout, int breakerFailures, Duration breakerPause) {
+            this(timeout, breakerFailures, breakerPause, io.sluice.redis.RedisStore.Builder.DEFAULT_PREFIX, true);
+        }
+
         /** @throws IllegalArgumentException naming the setting and its range */
         public RedisTuning {
+            try {
+                io.sluice.redis.internal.StoreSettings.checkPrefix(prefix);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("redis_prefix must be 1 to 64 characters without '{', '}' or"
+                        + " whitespace, was " + (prefix == null ? "none" : "'" + prefix + "'"));
+            }
             try {
                 io.sluice.redis.internal.StoreSettings.checkTimeout(timeout);
             } catch (IllegalArgumentException e) {
@@ -107,6 +122,7 @@ public final class StoreFactory {
             boolean cluster = !lower.startsWith("redis-sentinel://") && spec.contains(",");
             io.sluice.redis.RedisStore.Builder redis = io.sluice.redis.RedisStore.builder().uri(spec).cluster(cluster)
                     .timeout(tuning.timeout()).circuitBreaker(tuning.breakerFailures(), tuning.breakerPause())
+                    .prefix(tuning.prefix()).cacheDenials(tuning.cacheDenials())
                     .listener(redisListener.get());
             return (clock == null ? redis : redis.clock(clock)).build();
         }

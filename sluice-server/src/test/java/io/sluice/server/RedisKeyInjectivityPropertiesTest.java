@@ -46,7 +46,7 @@ class RedisKeyInjectivityPropertiesTest {
     private static final KeyLayout LAYOUT = new KeyLayout("sluice");
     private static final Store STORE = Store.memory().build();
     private static final CheckRequest PARSER = new CheckRequest(new Settings("127.0.0.1", 0, 0, List.of(), "memory",
-            null, null, null, Duration.ZERO, Settings.DEFAULT_MAX_BODY_BYTES, Settings.DEFAULT_MAX_BATCH,
+            null, null, null, null, Duration.ZERO, Settings.DEFAULT_MAX_BODY_BYTES, Settings.DEFAULT_MAX_BATCH,
             Settings.DEFAULT_MAX_KEY_LENGTH, Settings.DEFAULT_MAX_ENTRIES, true, Duration.ZERO, Duration.ZERO,
             StoreFactory.RedisTuning.SERVER_DEFAULT), null);
 

@@ -8,6 +8,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -19,7 +20,7 @@ class ServeCommandTest {
     Path dir;
 
     private static SluiceServer.Builder configure(Map<String, String> env, String... args) throws Exception {
-        return ServeCommand.configure(args, env::get);
+        return ServeCommand.configure(args, env::get).builder();
     }
 
     private static String field(SluiceServer.Builder b, String name) throws Exception {
@@ -145,20 +146,21 @@ class ServeCommandTest {
 
     @Test
     void usageErrorsSayWhatIsWrong() throws Exception {
-        Path config = dir.resolve("bad.yaml");
-        Files.writeString(config, "http_port: 8080\ncolour: blue\n");
-        Path typed = dir.resolve("typed.yaml");
-        Files.writeString(typed, "http_port: eighty\n");
         String[][] cases = {
-                {"--nope", "unknown option '--nope'"},
-                {"stray", "unexpected argument 'stray'"},
-                {"--http-port", "--http-port needs a value"},
+                {"--nope", "Unknown option: '--nope'"},
+                {"stray", "Unmatched argument at index 0: 'stray'"},
+                {"--http-port", "Missing required parameter for option '--http-port' (PORT)"},
                 {"--http-port=70000", "--http-port must be a port number in [0, 65535], was '70000'"},
-                {"--store=memory", "--store=memory", "--store given twice"},
+                {"--store=memory", "--store=memory", "option '--store' (SPEC) should be specified only once"},
                 {"--tls-cert", "c.pem", "--tls-cert and --tls-key go together"},
                 {"--token", "a", "--token-file", "b", "give --token or --token-file, not both"},
-                {"--config", config.toString(), config + ": colour: unknown setting; the settings are bind,"},
-                {"--config", typed.toString(), typed + ": http_port: expected an integer; was the string \"eighty\""},
+                {"--log-format", "xml", "--log-format must be text or json, was 'xml'"},
+                {"--log-level", "loud", "--log-level must be trace, debug, info, warn, error or off, was 'loud'"},
+                {"--max-batch", "many", "--max-batch must be a whole number, was 'many'"},
+                {"--max-batch", "0", "--max-batch: max batch must be in [1, 10000], was 0"},
+                {"--envoy-response-headers", "yes", "--envoy-response-headers must be true or false, was 'yes'"},
+                {"--redis-timeout", "soon", "--redis-timeout: "},
+                {"--redis-prefix", "a{b}", "--redis-prefix: redis_prefix must be 1 to 64 characters"},
                 {"--config", dir.resolve("missing.yaml").toString(), "no such file"},
         };
         for (String[] c : cases) {
@@ -168,6 +170,93 @@ class ServeCommandTest {
         }
         assertThatThrownBy(() -> configure(Map.of("SLUICE_GRPC_PORT", "x")))
                 .hasMessage("SLUICE_GRPC_PORT must be a port number in [0, 65535], was 'x'");
+        assertThatThrownBy(() -> configure(Map.of("SLUICE_LOG_FORMAT", "xml")))
+                .hasMessage("SLUICE_LOG_FORMAT must be text or json, was 'xml'");
+    }
+
+    @Test
+    void anInvalidConfigFileIsExitStatusOneNamingTheFileAndKey() throws Exception {
+        Path config = dir.resolve("bad.yaml");
+        Files.writeString(config, "http_port: 8080\ncolour: blue\n");
+        Path typed = dir.resolve("typed.yaml");
+        Files.writeString(typed, "http_port: eighty\n");
+        Path level = dir.resolve("level.yaml");
+        Files.writeString(level, "log_level: chatty\n");
+        Path ca = dir.resolve("ca.yaml");
+        Files.writeString(ca, "tls_client_ca: ca.pem\n");
+        String[][] cases = {
+                {config.toString(), config + ": colour: unknown setting; the settings are bind,"},
+                {typed.toString(), typed + ": http_port: expected an integer; was the string \"eighty\""},
+                {level.toString(), level + ": log_level must be trace, debug, info, warn, error or off, was 'chatty'"},
+                {ca.toString(), ca + ": tls_client_ca needs the server's own certificate and key"},
+        };
+        for (String[] c : cases) {
+            assertThatThrownBy(() -> configure(Map.of(), "--config", c[0])).as(c[0])
+                    .isInstanceOf(ServeCommand.ConfigException.class).hasMessageContaining(c[1]);
+            assertThat(run("--config", c[0]).code).isEqualTo(1);
+        }
+    }
+
+    /**
+     * Every setting of {@link ServeOptions} has an option, an environment variable and (but {@code --config}) a
+     * config key, and each is read: the command line over the environment over the file.
+     */
+    @Test
+    void everySettingIsReadFromEachPlaceInOrder() throws Exception {
+        Files.writeString(dir.resolve("cert.pem"), "c");
+        Files.writeString(dir.resolve("key.pem"), "k");
+        Files.writeString(dir.resolve("ca.pem"), "c");
+        Path caEnv = Files.writeString(dir.resolve("ca-env.pem"), "c");
+        Path caCli = Files.writeString(dir.resolve("ca-cli.pem"), "c");
+        Files.writeString(dir.resolve("t.txt"), "file-token\n");
+        Map<String, String[]> values = new java.util.LinkedHashMap<>();
+        // option: a value for the file, one for the environment, one for the command line, and the builder field
+        values.put("--rules", new String[] {"f.yaml", dir.resolve("e.yaml").toString(), "c.yaml", "rules"});
+        values.put("--store", new String[] {"memory?max_keys=1", "memory?max_keys=2", "memory?max_keys=3", "storeSpec"});
+        values.put("--bind", new String[] {"10.0.0.1", "10.0.0.2", "10.0.0.3", "bind"});
+        values.put("--http-port", new String[] {"1", "2", "3", "httpPort"});
+        values.put("--grpc-port", new String[] {"1", "2", "3", "grpcPort"});
+        values.put("--token", new String[] {"f", "e", "c", "token"});
+        values.put("--clock", new String[] {"client", "server", "client", "clientClock"});
+        values.put("--reload-interval", new String[] {"1s", "2s", "3s", "reloadInterval"});
+        values.put("--max-body-bytes", new String[] {"1000", "2000", "3000", "maxBodyBytes"});
+        values.put("--max-batch", new String[] {"1", "2", "3", "maxBatch"});
+        values.put("--max-key-length", new String[] {"1", "2", "3", "maxKeyLength"});
+        values.put("--max-descriptor-entries", new String[] {"1", "2", "3", "maxEntries"});
+        values.put("--envoy-response-headers", new String[] {"false", "true", "false", "envoyHeaders"});
+        values.put("--shutdown-timeout", new String[] {"11s", "12s", "13s", "shutdownTimeout"});
+        values.put("--shutdown-quiet-period", new String[] {"1s", "2s", "3s", "shutdownQuietPeriod"});
+        values.put("--redis-timeout", new String[] {"1s", "2s", "3s", "redis"});
+        values.put("--redis-breaker-failures", new String[] {"1", "2", "3", "redis"});
+        values.put("--redis-breaker-pause", new String[] {"1s", "2s", "3s", "redis"});
+        values.put("--redis-prefix", new String[] {"f", "e", "c", "redis"});
+        values.put("--redis-cache-denials", new String[] {"false", "true", "false", "redis"});
+        values.put("--tls-client-ca", new String[] {"ca.pem", caEnv.toString(), caCli.toString(), "tlsClientCa"});
+        for (ServeOptions.Setting s : ServeOptions.ALL) {
+            if (List.of("--config", "--token-file", "--tls-cert", "--tls-key", "--log-format", "--log-level")
+                    .contains(s.option())) {
+                continue; // below, and in ServeProcessIT (logging acts on the process, not the builder)
+            }
+            String[] v = values.get(s.option());
+            assertThat(v).as("a case for " + s.option()).isNotNull();
+            String yamlValue = s.kind() == ServeOptions.Kind.PORT || s.kind() == ServeOptions.Kind.COUNT
+                    || s.kind() == ServeOptions.Kind.BOOLEAN ? v[0] : "\"" + v[0] + "\"";
+            Path config = Files.writeString(dir.resolve("c.yaml"), s.key() + ": " + yamlValue
+                    + "\ntls_cert: cert.pem\ntls_key: key.pem\n");
+            Map<String, String> env = Map.of(s.env(), v[1]);
+            String fromFile = field(configure(Map.of(), "--config", config.toString()), v[3]);
+            String fromEnv = field(configure(env, "--config", config.toString()), v[3]);
+            String fromCli = field(configure(env, "--config", config.toString(), s.option(), v[2]), v[3]);
+            assertThat(fromEnv).as(s.env() + " over " + s.key()).isNotEqualTo(fromFile);
+            assertThat(fromCli).as(s.option() + " over " + s.env()).isNotEqualTo(fromEnv);
+            if (!v[0].equals(v[2])) {
+                assertThat(fromCli).as(s.option() + " over " + s.key()).isNotEqualTo(fromFile);
+            }
+        }
+        assertThat(field(configure(Map.of("SLUICE_TOKEN_FILE", dir.resolve("t.txt").toString())), "token"))
+                .isEqualTo("file-token");
+        assertThat(ServeOptions.ALL).allSatisfy(s -> assertThat(s.env())
+                .isEqualTo("SLUICE_" + s.option().substring(2).toUpperCase(java.util.Locale.ROOT).replace('-', '_')));
     }
 
     @Test
@@ -176,7 +265,7 @@ class ServeCommandTest {
         assertThat(run("--help").out).contains("usage: sluice serve");
         Result usage = run("--bogus");
         assertThat(usage.code).isEqualTo(2);
-        assertThat(usage.err).contains("sluice serve: unknown option '--bogus'");
+        assertThat(usage.err).contains("sluice serve: Unknown option: '--bogus'");
         assertThat(run("--store", "mongo://127.0.0.1:1").err)
                 .contains("--store must be memory, memory?max_keys=N or a redis://, rediss:// or redis-sentinel:// URI");
         assertThat(run("--store", "memory?max_keys=lots").err)
@@ -230,18 +319,22 @@ class ServeCommandTest {
 
     @Test
     void redisTimeoutAndBreakerAreSettableAndDefaultToRecoveringWithinASecond() throws Exception {
-        assertThat(field(configure(Map.of()), "redis"))
-                .isEqualTo("RedisTuning[timeout=PT0.5S, breakerFailures=3, breakerPause=PT0.25S]");
+        assertThat(field(configure(Map.of()), "redis")).isEqualTo("RedisTuning[timeout=PT0.5S, breakerFailures=3,"
+                + " breakerPause=PT0.25S, prefix=sluice, cacheDenials=true]");
         Path config = dir.resolve("serve.yaml");
         Files.writeString(config, "redis_timeout: 2s\nredis_breaker_failures: 5\nredis_breaker_pause: 3s\n");
         assertThat(field(configure(Map.of(), "--config", config.toString()), "redis"))
-                .isEqualTo("RedisTuning[timeout=PT2S, breakerFailures=5, breakerPause=PT3S]");
+                .isEqualTo("RedisTuning[timeout=PT2S, breakerFailures=5, breakerPause=PT3S, prefix=sluice,"
+                        + " cacheDenials=true]");
         Files.writeString(config, "redis_timeout: 100ms\n");
         assertThat(field(configure(Map.of(), "--config", config.toString()), "redis"))
-                .isEqualTo("RedisTuning[timeout=PT0.1S, breakerFailures=3, breakerPause=PT0.25S]");
+                .isEqualTo("RedisTuning[timeout=PT0.1S, breakerFailures=3, breakerPause=PT0.25S, prefix=sluice,"
+                        + " cacheDenials=true]");
+        assertThat(field(configure(Map.of("SLUICE_REDIS_PREFIX", "tenant-a", "SLUICE_REDIS_CACHE_DENIALS", "false")),
+                "redis")).endsWith("prefix=tenant-a, cacheDenials=false]");
         Files.writeString(config, "redis_breaker_pause: 0s\n");
         assertThatThrownBy(() -> configure(Map.of(), "--config", config.toString()))
-                .isInstanceOf(ServeCommand.UsageException.class)
+                .isInstanceOf(ServeCommand.ConfigException.class)
                 .hasMessage(config + ": redis_breaker_pause must be between 1ms and 1h, was PT0S");
         Files.writeString(config, "redis_breaker_failures: 0\n");
         assertThatThrownBy(() -> configure(Map.of(), "--config", config.toString()))
