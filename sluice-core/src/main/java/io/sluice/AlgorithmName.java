@@ -24,7 +24,8 @@ public enum AlgorithmName {
     SMOOTH_BURSTY(SmoothBursty.class),
     SMOOTH_WARMING_UP(SmoothWarmingUp.class),
     REFRESH_PERIOD(RefreshPeriod.class),
-    CONCURRENCY(Concurrency.class);
+    CONCURRENCY(Concurrency.class),
+    CALENDAR_WINDOW(CalendarWindow.class);
 
     private static final List<String> NAMES = Arrays.stream(values()).map(AlgorithmName::text).toList();
 

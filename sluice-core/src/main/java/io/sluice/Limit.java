@@ -7,8 +7,8 @@ import java.time.Duration;
  *
  * <p>Implementations are the immutable value classes of this package, one per algorithm:
  * {@link FixedWindow}, {@link SlidingLog}, {@link SlidingWindow}, {@link RollingWindow}, {@link TokenBucket},
- * {@link Gcra}, {@link LeakyBucket}, {@link SmoothBursty}, {@link SmoothWarmingUp}, {@link RefreshPeriod} and
- * {@link Concurrency}. Each is built with a static {@code of(...)} factory and refined with {@code with...}
+ * {@link Gcra}, {@link LeakyBucket}, {@link SmoothBursty}, {@link SmoothWarmingUp}, {@link RefreshPeriod},
+ * {@link Concurrency} and {@link CalendarWindow}. Each is built with a static {@code of(...)} factory and refined with {@code with...}
  * methods that return a validated copy; every invalid value throws {@link IllegalArgumentException} naming
  * the field and the accepted range. The interface is sealed: the stores, the rule files and the Lua scripts
  * know exactly these algorithms, and no other implementation could be decided.
@@ -18,7 +18,7 @@ import java.time.Duration;
  * 64-bit integers and in the IEEE doubles of the Redis Lua port.
  */
 public sealed interface Limit permits FixedWindow, SlidingLog, SlidingWindow, RollingWindow, TokenBucket, Gcra,
-        LeakyBucket, SmoothBursty, SmoothWarmingUp, RefreshPeriod, Concurrency {
+        LeakyBucket, SmoothBursty, SmoothWarmingUp, RefreshPeriod, Concurrency, CalendarWindow {
 
     /** Largest limit, capacity or permit count accepted anywhere: 10^12. */
     long MAX_COUNT = 1_000_000_000_000L;

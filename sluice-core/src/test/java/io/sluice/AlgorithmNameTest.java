@@ -16,7 +16,8 @@ class AlgorithmNameTest {
             RollingWindow.of(5, Duration.ofSeconds(1), Duration.ofMillis(100)),
             TokenBucket.of(5, 1, Duration.ofSeconds(1)), Gcra.of(5, Duration.ofSeconds(1)),
             LeakyBucket.of(5, Duration.ofSeconds(1)), SmoothBursty.of(5), SmoothWarmingUp.of(5, Duration.ofSeconds(1)),
-            RefreshPeriod.of(5, Duration.ofSeconds(1)), Concurrency.of(5, Duration.ofSeconds(1)));
+            RefreshPeriod.of(5, Duration.ofSeconds(1)), Concurrency.of(5, Duration.ofSeconds(1)),
+            CalendarWindow.of(5, CalendarWindow.Period.DAY, java.time.ZoneId.of("Europe/Berlin")));
 
     @Test
     void everyPermittedLimitRecordHasExactlyOneConstant() {
@@ -30,7 +31,7 @@ class AlgorithmNameTest {
         // Error messages and the rule-file reference list them in this order; tests elsewhere pin the words.
         assertThat(AlgorithmName.names()).containsExactly("fixed_window", "sliding_log", "sliding_window",
                 "rolling_window", "token_bucket", "gcra", "leaky_bucket", "smooth_bursty", "smooth_warming_up",
-                "refresh_period", "concurrency");
+                "refresh_period", "concurrency", "calendar_window");
         assertThat(AlgorithmName.parse("token_bucket")).contains(AlgorithmName.TOKEN_BUCKET);
         assertThat(AlgorithmName.parse("TOKEN_BUCKET")).isEmpty();
         assertThat(AlgorithmName.parse("leaky")).isEmpty();

@@ -138,6 +138,8 @@ final class Demo {
             return l.limitForPeriod() + " per " + human(l.refreshPeriod()) + " cycle";
         } else if (limit instanceof Concurrency l) {
             return l.maxConcurrent() + " in flight, lease " + human(l.leaseTtl());
+        } else if (limit instanceof io.sluice.CalendarWindow l) {
+            return l.limit() + " per calendar " + l.period().name().toLowerCase(java.util.Locale.ROOT) + " in " + l.zone();
         }
         return limit.toString();
     }

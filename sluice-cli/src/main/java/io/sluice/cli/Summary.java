@@ -119,6 +119,16 @@ final class Summary {
             return r.refreshPeriod();
         } else if (l instanceof Concurrency c) {
             return c.leaseTtl();
+        } else if (l instanceof io.sluice.CalendarWindow c) {
+            // the longest window of each period: a fall-back overlap of up to an hour joins the window open at it
+            return switch (c.period()) {
+                case MINUTE -> Duration.ofMinutes(61);
+                case HOUR -> Duration.ofHours(2);
+                case DAY -> Duration.ofHours(25);
+                case WEEK -> Duration.ofDays(7).plusHours(1);
+                case MONTH -> Duration.ofDays(31).plusHours(1);
+                case YEAR -> Duration.ofDays(366).plusHours(1);
+            };
         }
         return Duration.ofSeconds(1); // smooth_bursty, smooth_warming_up: permits per second
     }

@@ -108,6 +108,9 @@ public final class RateLimitFields {
             return ratePolicy(id, s.permitsPerSecond());
         } else if (limit instanceof SmoothWarmingUp s) {
             return ratePolicy(id, s.permitsPerSecond());
+        } else if (limit instanceof io.sluice.CalendarWindow c) {
+            // Calendar windows vary in length (23-hour days, 28-day months): the quota, with no fixed w.
+            return new Policy(id, c.limit(), 0, false);
         }
         return null;
     }

@@ -1,6 +1,7 @@
 package io.sluice.internal;
 
 import io.sluice.AlgorithmName;
+import io.sluice.CalendarWindow;
 import io.sluice.Concurrency;
 import io.sluice.FixedWindow;
 import io.sluice.Gcra;
@@ -96,6 +97,10 @@ public final class LimitShares {
             case CONCURRENCY -> {
                 Concurrency l = (Concurrency) limit;
                 yield l.withMaxConcurrent(count(rule, l, "max_concurrent", l.maxConcurrent(), share));
+            }
+            case CALENDAR_WINDOW -> {
+                CalendarWindow l = (CalendarWindow) limit;
+                yield l.withLimit(count(rule, l, "limit", l.limit(), share));
             }
         };
     }

@@ -1,6 +1,7 @@
 package io.sluice.rules;
 
 import io.sluice.AlgorithmName;
+import io.sluice.CalendarWindow;
 import io.sluice.Concurrency;
 import io.sluice.FixedWindow;
 import io.sluice.Gcra;
@@ -14,7 +15,10 @@ import io.sluice.SmoothBursty;
 import io.sluice.SmoothWarmingUp;
 import io.sluice.TokenBucket;
 import java.math.BigInteger;
+import java.time.DateTimeException;
+import java.time.DayOfWeek;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -39,6 +43,7 @@ final class LimitSchema {
         DURATION(Durations.EXPECTED),
         NUMBER("a number"),
         BOOLEAN("true or false"),
+        ZONE("a time zone ID such as Europe/Berlin or UTC"),
         CHOICE(null);
 
         final String expected;
@@ -167,6 +172,17 @@ final class LimitSchema {
                     Concurrency c = (Concurrency) l;
                     return params("max_concurrent", c.maxConcurrent(), "lease_ttl", c.leaseTtl());
                 });
+        define(AlgorithmName.CALENDAR_WINDOW, List.of("limit", "period", "zone"),
+                List.of(count("limit"), choice("period", CalendarWindow.Period.values()), zone("zone"),
+                        choice("week_starts_on", DayOfWeek.values())),
+                (name, v) -> new CalendarWindow(name, v.count("limit"), v.choice("period", CalendarWindow.Period.class),
+                        v.zone("zone"),
+                        v.has("week_starts_on") ? v.choice("week_starts_on", DayOfWeek.class) : DayOfWeek.MONDAY),
+                l -> {
+                    CalendarWindow c = (CalendarWindow) l;
+                    return params("limit", c.limit(), "period", word(c.period()), "zone", c.zone(),
+                            "week_starts_on", word(c.weekStartsOn()));
+                });
     }
 
     private final String algorithm;
@@ -291,6 +307,14 @@ final class LimitSchema {
                 return n.number(p.expected()).doubleValue();
             case BOOLEAN:
                 return n.bool(p.expected());
+            case ZONE: {
+                String id = n.string(p.expected());
+                try {
+                    return ZoneId.of(id);
+                } catch (DateTimeException e) {
+                    throw n.error("expected " + p.expected() + "; was \"" + id + "\" (" + e.getMessage() + ")");
+                }
+            }
             default: {
                 String word = n.string(p.expected());
                 if (!p.choices().contains(word)) {
@@ -327,6 +351,10 @@ final class LimitSchema {
 
     private static Param number(String name) {
         return new Param(name, Type.NUMBER, List.of());
+    }
+
+    private static Param zone(String name) {
+        return new Param(name, Type.ZONE, List.of());
     }
 
     private static Param bool(String name) {
@@ -392,6 +420,10 @@ final class LimitSchema {
 
         boolean bool(String name, boolean otherwise) {
             return has(name) ? (Boolean) values.get(name) : otherwise;
+        }
+
+        ZoneId zone(String name) {
+            return (ZoneId) values.get(name);
         }
 
         <E extends Enum<E>> E choice(String name, Class<E> type) {

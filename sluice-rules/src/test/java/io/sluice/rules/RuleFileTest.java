@@ -88,7 +88,7 @@ class RuleFileTest {
     void listsTheAlgorithms() {
         assertThat(RuleFile.algorithms()).containsExactly("fixed_window", "sliding_log", "sliding_window",
                 "rolling_window", "token_bucket", "gcra", "leaky_bucket", "smooth_bursty", "smooth_warming_up",
-                "refresh_period", "concurrency");
+                "refresh_period", "concurrency", "calendar_window");
     }
 
     @Test

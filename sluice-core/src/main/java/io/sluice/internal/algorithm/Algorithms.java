@@ -1,6 +1,7 @@
 package io.sluice.internal.algorithm;
 
 import io.sluice.AlgorithmName;
+import io.sluice.CalendarWindow;
 import io.sluice.Concurrency;
 import io.sluice.FixedWindow;
 import io.sluice.Gcra;
@@ -38,6 +39,7 @@ public final class Algorithms {
             case SMOOTH_WARMING_UP -> new SmoothWarmingUpAlgorithm((SmoothWarmingUp) limit);
             case REFRESH_PERIOD -> new RefreshPeriodAlgorithm((RefreshPeriod) limit);
             case CONCURRENCY -> new ConcurrencyAlgorithm((Concurrency) limit);
+            case CALENDAR_WINDOW -> new CalendarWindowAlgorithm((CalendarWindow) limit);
         };
         return (Algorithm<Object>) a;
     }

@@ -125,7 +125,7 @@ final class DecisionCall {
                 }
                 args.add(t.rule().algorithm(i));
                 args.add(t.rule().fingerprint(i));
-                args.add(t.rule().params(i));
+                args.add(t.rule().params(i, now));
                 String[] versions = t.rule().previous(i);
                 if (versions.length > 0) {
                     // After all limits: (limit index, fingerprint, words) per previous version. None usually.

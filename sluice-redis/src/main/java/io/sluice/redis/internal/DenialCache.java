@@ -60,6 +60,7 @@ import java.util.function.LongSupplier;
  *                      denial now creates the bucket, which may make it eligible, untested.)
  *   gcra               yes: denial means TAT + p·T − B > now; admissions push TAT later; r = allow_at − now.
  *   fixed_window       yes without count_rejected: the counter never drops inside a window, r = window end − now.
+ *   calendar_window    yes, as fixed_window: r = the window's (calendar) end − now.
  *   sliding_window     yes: the weighted estimate only decays with time (the essay's "exact smallest wait").
  *   sliding_log        yes without count_rejected: entries leave only by age; min_gap ends only by age, and a
  *                      newer admission moves it later.

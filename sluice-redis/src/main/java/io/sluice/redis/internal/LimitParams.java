@@ -29,6 +29,7 @@ import java.util.Locale;
  *       <td>{@code 0.10000000000000001}</td></tr>
  *   <tr><td>boolean</td><td>{@code 1} or {@code 0}</td><td>{@code 0}</td></tr>
  *   <tr><td>enum</td><td>constant name in lower case</td><td>{@code epoch}</td></tr>
+ *   <tr><td>ZoneId</td><td>its id</td><td>{@code Europe/Berlin}</td></tr>
  * </table>
  */
 public final class LimitParams {
@@ -103,6 +104,10 @@ public final class LimitParams {
         }
         if (value instanceof Enum<?> e) {
             return e.name().toLowerCase(Locale.ROOT);
+        }
+        if (value instanceof java.time.ZoneId z) {
+            // Zone ids hold no spaces (e.g. Europe/Berlin, UTC, +05:30); the script only compares them.
+            return z.getId();
         }
         throw new IllegalStateException("no Redis encoding for " + field + " of type "
                 + (value == null ? "null" : value.getClass().getName()));

@@ -43,6 +43,8 @@ final class RedisRule {
     private final Rule rule;
     private final Version[] versions;
     private final String[] limitNames;
+    /** Per limit: the boundary table of a calendar_window limit (its words vary with the clock), else null. */
+    private final CalendarTable[] calendars;
     /** Per limit: the script's tail arguments for its previous versions (index, fingerprint, words)*. */
     private final String[][] previousArgs;
     /** Per limit name ever seen (bounded): distinct versions, most recent first, the current one included. */
@@ -55,11 +57,15 @@ final class RedisRule {
         this.versions = new Version[n];
         this.limitNames = new String[n];
         this.previousArgs = new String[n][];
+        this.calendars = new CalendarTable[n];
         Map<String, List<Version>> history = new LinkedHashMap<>(seen);
         for (int i = 0; i < n; i++) {
             Limit limit = limits.get(i);
             Version current = Version.of(limit);
             versions[i] = current;
+            if (limit instanceof io.sluice.CalendarWindow c) {
+                calendars[i] = new CalendarTable(c, current.words());
+            }
             limitNames[i] = limit.name();
             List<Version> versionsOfName = new ArrayList<>();
             versionsOfName.add(current);
@@ -144,6 +150,15 @@ final class RedisRule {
 
     String params(int i) {
         return versions[i].words();
+    }
+
+    /**
+     * The words limit {@code i} sends in a call whose ARGV[4] is {@code now}: {@link #params(int)}, and for a
+     * {@code calendar_window} the boundaries around the client's clock after them (the fingerprint covers only
+     * the fixed words).
+     */
+    String params(int i, String now) {
+        return calendars[i] == null ? versions[i].words() : calendars[i].words(now);
     }
 
     String fingerprint(int i) {

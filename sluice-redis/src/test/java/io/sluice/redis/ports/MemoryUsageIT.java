@@ -97,6 +97,9 @@ class MemoryUsageIT {
         CONFIGS.put("concurrency", List.of(
                 new Config("10, 30s", Concurrency.of(10, Duration.ofSeconds(30)), 3),
                 new Config("1000, 5min", Concurrency.of(1_000, Duration.ofMinutes(5)), 3)));
+        CONFIGS.put("calendar_window", List.of(
+                new Config("10^4/month Berlin", io.sluice.CalendarWindow.of(10_000, io.sluice.CalendarWindow.Period.MONTH,
+                        java.time.ZoneId.of("Europe/Berlin")), 20)));
     }
 
     private final RedisServer redis = RedisServer.shared();

@@ -86,6 +86,7 @@ public class RedisMemoryEquivalenceIT {
         PORTED.put("smooth_bursty", RedisMemoryEquivalenceIT::smoothBursty);
         PORTED.put("smooth_warming_up", RedisMemoryEquivalenceIT::smoothWarmingUp);
         PORTED.put("refresh_period", RedisMemoryEquivalenceIT::refreshPeriod);
+        PORTED.put("calendar_window", RedisMemoryEquivalenceIT::calendarWindow);
     }
 
     private static final long[] WINDOWS_MICROS = {1, 7, 1_000, 250_000, 1_000_000, 60_000_000,
@@ -99,6 +100,18 @@ public class RedisMemoryEquivalenceIT {
         long limit = r.nextInt(4) == 0 ? Limit.MAX_COUNT - r.nextInt(3) : 1 + r.nextInt(8);
         return new FixedWindow("fixed_window", limit, micros(pick(r, WINDOWS_MICROS)),
                 r.nextBoolean() ? FixedWindow.Align.EPOCH : FixedWindow.Align.FIRST_REQUEST, r.nextBoolean());
+    }
+
+    private static final java.util.List<java.time.ZoneId> CALENDAR_ZONES = java.util.List.of(
+            java.time.ZoneId.of("Europe/Berlin"), java.time.ZoneId.of("America/New_York"),
+            java.time.ZoneId.of("Australia/Lord_Howe"), java.time.ZoneId.of("Asia/Kolkata"));
+
+    private static Limit calendarWindow(Random r) {
+        long limit = r.nextInt(4) == 0 ? Limit.MAX_COUNT - r.nextInt(3) : 1 + r.nextInt(8);
+        io.sluice.CalendarWindow.Period[] periods = io.sluice.CalendarWindow.Period.values();
+        return new io.sluice.CalendarWindow("calendar_window", limit, periods[r.nextInt(periods.length)],
+                CALENDAR_ZONES.get(r.nextInt(CALENDAR_ZONES.size())),
+                java.time.DayOfWeek.values()[r.nextInt(7)]);
     }
 
     private static Limit tokenBucket(Random r) {
