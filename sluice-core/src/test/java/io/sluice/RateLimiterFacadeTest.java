@@ -42,6 +42,8 @@ class RateLimiterFacadeTest {
         };
         try (RateLimiter limiter = RateLimiter.builder(Rule.of("r", SmoothBursty.of(2)))
                 .store(Store.memory().clock(now::get).build()).sleeper(sleeper).build()) {
+            // a key without state is idle with its burst (2 permits) saved: spend it, then permits cost 500 ms each
+            assertThat(limiter.tryAcquire("k", 2).allowed()).isTrue();
             assertThat(limiter.reserve("k", 1, Duration.ofSeconds(5)).waitMicros()).isZero();
             assertThat(limiter.reserve("k", 1, Duration.ofSeconds(5)).waitMicros()).isEqualTo(500_000);
             assertThat(sleeps).isEmpty();
