@@ -44,6 +44,16 @@ public interface RateLimiter extends AutoCloseable {
     Decision tryAcquire(String key, long permits);
 
     /**
+     * Takes {@code permits} from each of {@code keys} now if every limit allows it on every key, else from none
+     * (all or nothing across the keys, in one store call: {@link Store#decideTogether}). The decision reports
+     * the keys' limits as one rule of all of them would; the listener hears it once per key.
+     *
+     * @throws IllegalArgumentException for no key, an invalid or repeated key, or permits out of range
+     * @throws UnsupportedOperationException when the store cannot decide several keys together
+     */
+    Decision tryAcquireAll(java.util.List<String> keys, long permits);
+
+    /**
      * Takes as many of {@code permits} as every limit allows now, possibly fewer (best-effort, as Istio's
      * redisquota); rejected only when none can be granted. {@code permits} may exceed {@link Rule#maxPermits()}.
      */

@@ -1,5 +1,8 @@
 package io.sluice;
 
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -19,6 +22,28 @@ public interface Store extends AutoCloseable {
     /** As {@link #decide}, without blocking the caller. */
     CompletableFuture<Decision> decideAsync(Rule rule, String key, Request request);
 
+    /**
+     * Decides {@code request} under every limit of every (rule, key) target at once, all or nothing: it is
+     * admitted only if every limit of every target admits, and then every target is charged; otherwise none is
+     * (a {@code count_rejected} limit still records the attempt, as in {@link #decide}). A best-effort request
+     * grants the smallest count every target can grant. The decision reports the targets' limits as one rule of
+     * all their limits would (the tightest limit when admitted, the longest retry-after when rejected).
+     *
+     * <p>The in-memory store and the Redis store implement it (Redis Cluster: see its documentation for keys
+     * that hash to different slots). The default decides a single target with {@link #decide} and refuses
+     * several, for a store that cannot decide them together.
+     *
+     * @throws IllegalArgumentException for an empty or repeated target, or permits a target's rule can never grant
+     * @throws UnsupportedOperationException when this store cannot decide several targets together
+     */
+    default Decision decideTogether(List<Target> targets, Request request) {
+        Target.check(targets, request);
+        if (targets.size() == 1) {
+            return decide(targets.get(0).rule(), targets.get(0).key(), request);
+        }
+        throw new UnsupportedOperationException(getClass().getName() + " cannot decide several keys all or nothing");
+    }
+
     /** Returns a concurrency lease; false when the lease is unknown or already expired. */
     boolean release(Rule rule, String key, long lease);
 
@@ -36,5 +61,48 @@ public interface Store extends AutoCloseable {
     /** A builder for the in-memory store. */
     static MemoryStoreBuilder memory() {
         return new MemoryStoreBuilder();
+    }
+
+    /**
+     * A rule applied to a key: one target of {@link #decideTogether}. Immutable.
+     *
+     * @param rule the rule whose every limit applies
+     * @param key  the key, valid as {@link RateLimiter} requires
+     */
+    record Target(Rule rule, String key) {
+
+        /** @throws IllegalArgumentException for a null rule or an invalid key */
+        public Target {
+            Checks.notNull(rule, "rule");
+            Checks.key(key);
+        }
+
+        /**
+         * Checks a list of targets for {@link #decideTogether}: at least one, no (rule name, key) pair twice, and
+         * for an all-or-nothing request at most what each target's rule can ever grant.
+         *
+         * @throws IllegalArgumentException naming what is wrong
+         */
+        public static void check(List<Target> targets, Request request) {
+            if (targets == null || targets.isEmpty()) {
+                throw new IllegalArgumentException("targets must hold at least one (rule, key)");
+            }
+            Checks.notNull(request, "request");
+            Set<List<String>> seen = new HashSet<>();
+            for (Target t : targets) {
+                Checks.notNull(t, "target");
+                if (!seen.add(List.of(t.rule().name(), t.key()))) {
+                    throw new IllegalArgumentException("targets must be distinct; rule '" + t.rule().name()
+                            + "' on key '" + t.key() + "' appears twice");
+                }
+                if (request.op() != Request.Op.TRY_AT_MOST && request.permits() != 0) {
+                    long max = Math.min(t.rule().maxPermits(), Limit.MAX_COUNT);
+                    if (request.permits() > max) {
+                        throw new IllegalArgumentException("permits must be in [1, " + max + "] for rule '"
+                                + t.rule().name() + "', was " + request.permits());
+                    }
+                }
+            }
+        }
     }
 }

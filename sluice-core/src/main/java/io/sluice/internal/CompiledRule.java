@@ -51,6 +51,27 @@ public final class CompiledRule {
         return enforced;
     }
 
+    private CompiledRule(Rule rule, Algorithm<Object>[] algorithms) {
+        this.rule = rule;
+        this.algorithms = algorithms;
+    }
+
+    /**
+     * The limits of several rules side by side, in order, as one rule for {@link RuleEvaluator#evaluate}: how
+     * several targets are decided together. Only for evaluation: its {@link #rule()} is the first part's.
+     */
+    @SuppressWarnings("unchecked")
+    public static CompiledRule concat(List<CompiledRule> parts) {
+        int n = parts.stream().mapToInt(CompiledRule::size).sum();
+        Algorithm<Object>[] all = new Algorithm[n];
+        int at = 0;
+        for (CompiledRule part : parts) {
+            System.arraycopy(part.algorithms, 0, all, at, part.size());
+            at += part.size();
+        }
+        return new CompiledRule(parts.get(0).rule, all);
+    }
+
     public Rule rule() {
         return rule;
     }

@@ -11,6 +11,8 @@ import io.sluice.SluiceListener;
 import io.sluice.Store;
 import io.sluice.internal.algorithm.Arith;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -72,6 +74,23 @@ public final class DefaultRateLimiter implements RateLimiter {
     public Decision tryAcquire(String key, long permits) {
         Rule r = rule;
         return decide(r, RateLimiter.checkKey(key), Request.tryAcquire(checkPermits(r, permits)));
+    }
+
+    @Override
+    public Decision tryAcquireAll(List<String> keys, long permits) {
+        Rule r = rule;
+        if (keys == null || keys.isEmpty()) {
+            throw new IllegalArgumentException("keys must hold at least one key");
+        }
+        List<Store.Target> targets = new ArrayList<>(keys.size());
+        for (String key : keys) {
+            targets.add(new Store.Target(r, key));
+        }
+        Decision d = store.decideTogether(targets, Request.tryAcquire(checkPermits(r, permits)));
+        if (listening) {
+            keys.forEach(key -> tell(r, key, d));
+        }
+        return d;
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.sluice.redis;
 import io.sluice.Clock;
 import io.sluice.SluiceListener;
 import io.sluice.Decision;
+import io.sluice.Request;
 import io.sluice.Store;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
@@ -92,6 +93,28 @@ public interface RedisStore extends Store {
      * @throws RedisStoreException when Redis fails (see the class comment)
      */
     List<Decision> decideAll(List<BatchRequest> requests);
+
+    /**
+     * {@link Store#decideTogether}, in one script call: atomic and all or nothing across the targets whenever
+     * their keys share one hash slot, which is always the case on standalone and Sentinel. On Cluster, targets
+     * whose keys hash to different slots cannot be decided in one call: this throws rather than decide them
+     * apart. Give the keys one {@code {tag}} to put them in one slot, or opt into
+     * {@link #decideTogetherAcrossSlots}. Always exact, whatever the rules' modes, as {@link #decideAll}; a
+     * single target is {@link #decide}.
+     *
+     * @throws IllegalArgumentException for invalid targets, or on Cluster for targets in different slots
+     * @throws RedisStoreException      when Redis fails (see the class comment)
+     */
+    @Override
+    Decision decideTogether(List<Target> targets, Request request);
+
+    /**
+     * {@link #decideTogether} with the documented non-atomic fallback on Cluster: targets in different slots are
+     * each decided atomically on their own, and not across each other, as {@link #decideAll} does. A target that
+     * admits stays charged even when another rejects; the decision combines them (allowed only if all allowed).
+     * Where the keys share a slot it is exactly {@link #decideTogether}.
+     */
+    Decision decideTogetherAcrossSlots(List<Target> targets, Request request);
 
     /** As {@link #decideAll}, without blocking the caller. */
     CompletableFuture<List<Decision>> decideAllAsync(List<BatchRequest> requests);

@@ -117,8 +117,9 @@ final class CheckRequest {
         }
         for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
             String name = it.next();
-            if (!name.equals("checks")) {
-                throw InvalidRequestException.at(name, "unknown field; a batch has \"checks\", a list of checks");
+            if (!name.equals("checks") && !name.equals("atomic")) {
+                throw InvalidRequestException.at(name, "unknown field; a batch has \"checks\", a list of checks, "
+                        + "and \"atomic\"");
             }
         }
         JsonNode checks = root.get("checks");
@@ -137,6 +138,41 @@ final class CheckRequest {
             out.add(check(checks.get(i), "checks[" + i + "].", rules));
         }
         return out;
+    }
+
+    /**
+     * Whether a {@code /v1/check/batch} body asks for its checks all or nothing ({@code "atomic": true}); then
+     * every check must be a {@code try} of a rule or limit, all for the same permits, since they are decided as
+     * one request ({@link io.sluice.Store#decideTogether}). Descriptors are refused: Envoy's stay independent.
+     */
+    static boolean atomic(JsonNode root, List<Check> checks) throws InvalidRequestException {
+        JsonNode atomic = root.get("atomic");
+        if (atomic == null || atomic.isNull()) {
+            return false;
+        }
+        if (!atomic.isBoolean()) {
+            throw InvalidRequestException.at("atomic", "expected true or false; was " + describe(atomic));
+        }
+        if (!atomic.booleanValue()) {
+            return false;
+        }
+        long permits = -1;
+        for (int i = 0; i < checks.size(); i++) {
+            if (!(checks.get(i) instanceof RuleCheck c)) {
+                throw InvalidRequestException.at("checks[" + i + "]", "an atomic batch checks rules or limits, not "
+                        + "descriptors");
+            }
+            if (c.op() != Op.TRY) {
+                throw InvalidRequestException.at("checks[" + i + "].op", "an atomic batch decides op try only; was "
+                        + c.op().word);
+            }
+            if (permits >= 0 && c.permits() != permits) {
+                throw InvalidRequestException.at("checks[" + i + "].permits", "every check of an atomic batch asks "
+                        + "the same permits (" + permits + "); was " + c.permits());
+            }
+            permits = c.permits();
+        }
+        return true;
     }
 
     private Check check(JsonNode node, String at, RuleSet rules) throws InvalidRequestException {

@@ -13,6 +13,8 @@ import com.linecorp.armeria.server.HttpService;
 import com.linecorp.armeria.server.ServiceRequestContext;
 import io.sluice.Decision;
 import io.sluice.RateLimiter;
+import io.sluice.Request;
+import io.sluice.Store;
 import io.sluice.http.RateLimitFields;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,7 +32,10 @@ import java.util.function.Supplier;
  * on a 429, {@code Retry-After} in whole seconds rounded up (absent when no amount of waiting would do). A
  * batch answers 200 with <code>{"results": [...]}</code>, one result per check in order; each check is decided
  * on its own (a batch is not atomic), and a check whose store call failed has <code>{"error": ...}</code> and
- * makes the status 503. Invalid input is a 400 with <code>{"error": ...}</code> naming the field, before
+ * makes the status 503. With {@code "atomic": true} the batch's checks (each a {@code try}, all for the same
+ * permits) are decided as one request over all their (rule, key) targets, all or nothing
+ * ({@link Store#decideTogether}), and every result is that one decision; targets the store cannot decide together
+ * (on Redis Cluster, keys in different slots) are a 400. Invalid input is a 400 with <code>{"error": ...}</code> naming the field, before
  * anything is charged; a store failure of a single check is a 503.
  */
 final class CheckService implements HttpService {
@@ -44,9 +49,17 @@ final class CheckService implements HttpService {
     private final StoreErrors storeErrors;
     private final boolean batch;
     private final int maxBodyBytes;
+    private final Store store;
 
     CheckService(Supplier<RuleSet> rules, CheckRequest parser, EnvoyDecider envoy, ServerMetrics metrics,
                  StoreErrors storeErrors, boolean batch, int maxBodyBytes) {
+        this(rules, parser, envoy, metrics, storeErrors, batch, maxBodyBytes, null);
+    }
+
+    /** @param store the store the rules are bound to, for atomic batches; null refuses them */
+    CheckService(Supplier<RuleSet> rules, CheckRequest parser, EnvoyDecider envoy, ServerMetrics metrics,
+                 StoreErrors storeErrors, boolean batch, int maxBodyBytes, Store store) {
+        this.store = store;
         this.rules = rules;
         this.parser = parser;
         this.envoy = envoy;
@@ -63,21 +76,27 @@ final class CheckService implements HttpService {
     @Override
     public HttpResponse serve(ServiceRequestContext ctx, HttpRequest req) {
         long start = System.nanoTime();
-        return HttpResponse.of(req.aggregate().thenCompose(body -> respond(body, start)).exceptionally(e -> {
+        return HttpResponse.of(req.aggregate().thenCompose(body -> respond(body, start, ctx)).exceptionally(e -> {
             metrics.invalidRequest(API);
             return HttpResponses.unreadable(e, maxBodyBytes);
         }));
     }
 
-    private CompletableFuture<HttpResponse> respond(AggregatedHttpRequest body, long start) {
+    private CompletableFuture<HttpResponse> respond(AggregatedHttpRequest body, long start,
+                                                    ServiceRequestContext ctx) {
         RuleSet snapshot = rules.get();
         List<CheckRequest.Check> checks;
+        boolean atomic;
         try {
             JsonNode root = CheckRequest.parse(body.content().array());
             checks = batch ? parser.batch(root, snapshot) : List.of(parser.single(root, snapshot));
+            atomic = batch && CheckRequest.atomic(root, checks);
         } catch (InvalidRequestException e) {
             metrics.invalidRequest(API);
             return CompletableFuture.completedFuture(HttpResponses.error(HttpStatus.BAD_REQUEST, e.getMessage()));
+        }
+        if (atomic) {
+            return decideTogether(checks, start, ctx);
         }
         List<CompletableFuture<Outcome>> outcomes = new ArrayList<>(checks.size());
         for (CheckRequest.Check check : checks) {
@@ -88,6 +107,47 @@ final class CheckService implements HttpService {
             List<Outcome> done = outcomes.stream().map(CompletableFuture::join).toList();
             return batch ? batchResponse(done) : singleResponse(done.get(0));
         });
+    }
+
+    /**
+     * An atomic batch: one {@link Store#decideTogether} call, off the event loop since it blocks on a remote
+     * store; the decision is every check's result.
+     */
+    private CompletableFuture<HttpResponse> decideTogether(List<CheckRequest.Check> checks, long start,
+                                                           ServiceRequestContext ctx) {
+        List<Store.Target> targets = new ArrayList<>(checks.size());
+        for (CheckRequest.Check check : checks) {
+            CheckRequest.RuleCheck c = (CheckRequest.RuleCheck) check;
+            targets.add(new Store.Target(c.bound().rule(), c.key()));
+        }
+        long permits = ((CheckRequest.RuleCheck) checks.get(0)).permits();
+        if (store == null) {
+            metrics.invalidRequest(API);
+            return CompletableFuture.completedFuture(HttpResponses.error(HttpStatus.BAD_REQUEST,
+                    "atomic: this server does not decide batches atomically"));
+        }
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                Decision d = store.decideTogether(targets, Request.tryAcquire(permits));
+                for (Store.Target t : targets) {
+                    metrics.decision(API, t.rule().name(), d.allowed() ? ServerMetrics.ALLOWED
+                            : ServerMetrics.REJECTED);
+                }
+                String json = Json.decision(new StringBuilder(160), d).toString();
+                List<Outcome> outcomes = new ArrayList<>(targets.size());
+                for (int i = 0; i < targets.size(); i++) {
+                    outcomes.add(new Outcome(json, !d.allowed(), null, null, 0, null));
+                }
+                metrics.latency(API, start);
+                return batchResponse(outcomes);
+            } catch (IllegalArgumentException | UnsupportedOperationException e) {
+                metrics.invalidRequest(API);
+                return HttpResponses.error(HttpStatus.BAD_REQUEST, "atomic: " + describe(e));
+            } catch (RuntimeException e) {
+                storeErrors.record(API, e);
+                return HttpResponses.error(HttpStatus.SERVICE_UNAVAILABLE, "store unavailable: " + describe(e));
+            }
+        }, ctx.blockingTaskExecutor());
     }
 
     private CompletableFuture<Outcome> decide(RuleSet snapshot, CheckRequest.Check check) {

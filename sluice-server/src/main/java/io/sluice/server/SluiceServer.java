@@ -113,7 +113,8 @@ public final class SluiceServer implements AutoCloseable {
         route(sb, HttpMethod.POST, "/v1/check", guarded(auth, "http",
                 new CheckService(rules::get, parser, envoy, metrics, storeErrors, false, settings.maxBodyBytes())));
         route(sb, HttpMethod.POST, "/v1/check/batch", guarded(auth, "http",
-                new CheckService(rules::get, parser, envoy, metrics, storeErrors, true, settings.maxBodyBytes())));
+                new CheckService(rules::get, parser, envoy, metrics, storeErrors, true, settings.maxBodyBytes(),
+                        store)));
         route(sb, HttpMethod.POST, "/json", guarded(auth, "json",
                 new EnvoyJsonService(rules::get, envoy, settings, metrics, storeErrors)));
         StoreService remote = new StoreService(store, new RemoteRules(rules::get), metrics, storeErrors, clientClock,

@@ -12,6 +12,10 @@ import io.sluice.internal.algorithm.Arith;
 import io.sluice.internal.algorithm.Step;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -83,6 +87,12 @@ public final class MemoryStore implements Store {
     }
 
     private static final Entry DEAD = new Entry(null, new Object[0], null, Long.MIN_VALUE);
+    /**
+     * The states array of a lock entry: {@link #decideTogether} swaps each target's entry for a fresh entry
+     * holding it while it decides them, so that no other decision sees one target charged and not another.
+     * Never expires, so neither sweep nor eviction drops it.
+     */
+    private static final Object[] LOCKED = new Object[0];
     private static final int MIN_SWEEP_INTERVAL = 4096;
     /** Keys looked at per eviction; see {@link #evict}. */
     static final int EVICTION_SAMPLE = 8;
@@ -182,7 +192,7 @@ public final class MemoryStore implements Store {
         for (;;) {
             AtomicReference<Entry> holder = ns.keys.get(key);
             Entry current = holder == null ? null : holder.get();
-            if (current == DEAD) {
+            if (busy(current)) {
                 continue;
             }
             if (current != null && current.rule() != compiled) {
@@ -211,7 +221,7 @@ public final class MemoryStore implements Store {
         for (;;) {
             AtomicReference<Entry> holder = ns.keys.get(key);
             Entry current = holder == null ? null : holder.get();
-            if (current == DEAD) {
+            if (busy(current)) {
                 continue;
             }
             long now = now();
@@ -248,6 +258,140 @@ public final class MemoryStore implements Store {
         return holder.compareAndSet(current, entry);
     }
 
+    /**
+     * Several targets all or nothing: each target's holder is locked (its entry swapped for a lock entry, in
+     * one order of (rule name, key) for every caller, so two such calls cannot deadlock), all their limits are
+     * evaluated as one rule ({@link CompiledRule#concat}), and each holder gets its new entry, or its old one
+     * back. A decision that meets a lock entry spins until it is gone: the lock is held for one pure
+     * evaluation, never across a wait.
+     */
+    @Override
+    public Decision decideTogether(List<Target> targets, Request request) {
+        Target.check(targets, request);
+        if (targets.size() == 1) {
+            return decide(targets.get(0).rule(), targets.get(0).key(), request);
+        }
+        maybeSweep();
+        int n = targets.size();
+        Namespace[] spaces = new Namespace[n];
+        CompiledRule[] rules = new CompiledRule[n];
+        for (int i = 0; i < n; i++) {
+            spaces[i] = namespace(targets.get(i).rule());
+            rules[i] = compiled(spaces[i], targets.get(i).rule());
+        }
+        Integer[] order = new Integer[n];
+        Arrays.setAll(order, i -> i);
+        Arrays.sort(order, Comparator.comparing((Integer i) -> targets.get(i).rule().name())
+                .thenComparing(i -> targets.get(i).key()));
+        Entry lock = new Entry(null, LOCKED, null, Long.MAX_VALUE);
+        Holder[] holders = new Holder[n];
+        Entry[] before = new Entry[n];
+        Entry[] after = null;
+        boolean inserted = false;
+        try {
+            for (int i : order) {
+                inserted |= lock(spaces[i], targets.get(i).key(), lock, holders, before, i);
+            }
+            long now = now();
+            Object[][] states = new Object[n][];
+            Object[][] live = new Object[n][];
+            List<Object> flat = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                states[i] = statesFor(before[i], rules[i], now);
+                live[i] = rules[i].live(states[i], now);
+                flat.addAll(Arrays.asList(live[i]));
+            }
+            RuleEvaluator.Outcome outcome = RuleEvaluator.evaluate(CompiledRule.concat(Arrays.asList(rules)),
+                    flat.toArray(), now, request);
+            Entry[] next = new Entry[n];
+            int at = 0;
+            for (int i = 0; i < n; i++) {
+                int size = rules[i].size();
+                Object[] mine = outcome.states() == null ? null
+                        : Arrays.copyOfRange(outcome.states(), at, at + size);
+                at += size;
+                Object[] kept = mine == null ? states[i] : keepExpired(mine, live[i], states[i]);
+                next[i] = sameStates(kept, states[i]) && (before[i] == null || before[i].rule() == rules[i])
+                        ? before[i] : Entry.of(rules[i], kept, rules[i].expiresAt(kept));
+            }
+            after = next;
+            return outcome.decision();
+        } finally {
+            unlock(spaces, holders, after != null ? after : before);
+            if (inserted && keys.sum() > maxKeys) {
+                evict();
+            }
+        }
+    }
+
+    /**
+     * Swaps the entry of {@code key} for {@code lock}, creating its holder if the key is absent; records the
+     * holder and the entry it held at {@code i}. True when it created the holder.
+     */
+    private boolean lock(Namespace ns, String key, Entry lock, Holder[] holders, Entry[] before, int i) {
+        for (;;) {
+            Holder holder = ns.keys.get(key);
+            if (holder == null) {
+                Holder fresh = new Holder(key, lock);
+                if (ns.keys.putIfAbsent(key, fresh) == null) {
+                    keys.increment();
+                    holders[i] = fresh;
+                    return true;
+                }
+                continue;
+            }
+            Entry current = holder.get();
+            if (busy(current)) {
+                continue;
+            }
+            if (holder.compareAndSet(current, lock)) {
+                holders[i] = holder;
+                before[i] = current;
+                return false;
+            }
+        }
+    }
+
+    /** Gives each locked holder its entry; a holder created for the lock that has nothing to keep leaves. */
+    private void unlock(Namespace[] spaces, Holder[] holders, Entry[] entries) {
+        for (int i = 0; i < holders.length; i++) {
+            Holder holder = holders[i];
+            if (holder == null) {
+                continue;
+            }
+            if (entries[i] == null) {
+                holder.set(DEAD);
+                spaces[i].keys.remove(holder.key, holder);
+                keys.decrement();
+            } else {
+                holder.set(entries[i]);
+            }
+        }
+    }
+
+    /** Whether {@code a} holds the very states of {@code b}: then there is nothing to write. */
+    private static boolean sameStates(Object[] a, Object[] b) {
+        for (int i = 0; i < a.length; i++) {
+            if (a[i] != b[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** True (after a spin hint) when {@code e} is a tombstone or a lock: the caller looks the key up again. */
+    private static boolean busy(Entry e) {
+        if (e == DEAD || locked(e)) {
+            Thread.onSpinWait();
+            return true;
+        }
+        return false;
+    }
+
+    private static boolean locked(Entry e) {
+        return e != null && e.many() == LOCKED;
+    }
+
     @Override
     public CompletableFuture<Decision> decideAsync(Rule rule, String key, Request request) {
         try {
@@ -267,7 +411,7 @@ public final class MemoryStore implements Store {
                 return false;
             }
             Entry current = holder.get();
-            if (current == DEAD) {
+            if (busy(current)) {
                 continue;
             }
             long now = now();
@@ -381,6 +525,10 @@ public final class MemoryStore implements Store {
             if (e == DEAD) {
                 return false;
             }
+            if (locked(e)) {
+                Thread.onSpinWait();    // a reset waits for the targets decided together to be written
+                continue;
+            }
             if (holder.compareAndSet(e, DEAD)) {
                 return true;
             }
@@ -453,7 +601,7 @@ public final class MemoryStore implements Store {
                     }
                     seen++;
                     Entry entry = holder.get();
-                    if (entry == DEAD) {
+                    if (entry == DEAD || locked(entry)) {
                         continue;
                     }
                     if (entry == null || now >= entry.expiresAt()) {

@@ -119,6 +119,15 @@ final class BatchDecisions {
         return decisions;
     }
 
+    /** Whether all the state keys of {@code request}'s targets share one hash slot: then it is one atomic call. */
+    boolean oneSlot(BatchRequest request) {
+        List<String> keys = new ArrayList<>();
+        for (BatchRequest.Target t : request.targets()) {
+            keys.addAll(Arrays.asList(script.target(t.rule(), t.key()).stateKeys()));
+        }
+        return port.sameSlot(keys);
+    }
+
     /** One call when all targets' keys share a slot, else one call per target (atomic per target only). */
     private List<DecisionCall> plan(BatchRequest request, String now) {
         List<DecisionCall.Target> targets = new ArrayList<>();

@@ -8,6 +8,7 @@ import io.sluice.SluiceListener;
 import io.sluice.redis.BatchRequest;
 import io.sluice.redis.RedisStore;
 import io.sluice.redis.RedisStoreException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -198,6 +199,44 @@ public final class DefaultRedisStore implements RedisStore {
             throw DecisionScript.closedError();
         }
         return batches.decideAll(requests);
+    }
+
+    @Override
+    public Decision decideTogether(List<Target> targets, Request request) {
+        return together(targets, request, false);
+    }
+
+    @Override
+    public Decision decideTogetherAcrossSlots(List<Target> targets, Request request) {
+        return together(targets, request, true);
+    }
+
+    /** One request over several targets as a batch of one; in one slot unless {@code acrossSlots}. */
+    private Decision together(List<Target> targets, Request request, boolean acrossSlots) {
+        Target.check(targets, request);
+        if (targets.size() == 1) {
+            return decide(targets.get(0).rule(), targets.get(0).key(), request);
+        }
+        List<BatchRequest.Target> parts = new ArrayList<>(targets.size());
+        for (Target t : targets) {
+            parts.add(new BatchRequest.Target(t.rule(), t.key()));
+        }
+        BatchRequest batch = new BatchRequest(parts, request);
+        if (!acrossSlots && !batches.oneSlot(batch)) {
+            throw new IllegalArgumentException("targets " + describe(targets) + " hash to different Redis Cluster "
+                    + "slots, so they cannot be decided together atomically; give their keys one {tag} (e.g. "
+                    + "'{tenant:7}:user:42' and '{tenant:7}:all'), or use decideTogetherAcrossSlots, which decides "
+                    + "each target on its own");
+        }
+        return decideAll(List.of(batch)).get(0);
+    }
+
+    private static String describe(List<Target> targets) {
+        List<String> names = new ArrayList<>(targets.size());
+        for (Target t : targets) {
+            names.add(t.rule().name() + "/'" + t.key() + "'");
+        }
+        return String.join(", ", names);
     }
 
     /** See {@link BatchDecisions#decideAllAsync}. */
