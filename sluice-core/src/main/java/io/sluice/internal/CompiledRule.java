@@ -54,6 +54,8 @@ public final class CompiledRule {
     private CompiledRule(Rule rule, Algorithm<Object>[] algorithms) {
         this.rule = rule;
         this.algorithms = algorithms;
+        this.shadow = null;
+        this.enforced = algorithms.length;
     }
 
     /**
@@ -62,6 +64,13 @@ public final class CompiledRule {
      */
     @SuppressWarnings("unchecked")
     public static CompiledRule concat(List<CompiledRule> parts) {
+        for (CompiledRule part : parts) {
+            if (part.hasShadow()) {
+                // A shadow limit decides apart from the enforced ones; a batch decided together has no such split.
+                throw new IllegalArgumentException("rule '" + part.rule.name()
+                        + "' has shadow limits: it cannot be decided together with other targets");
+            }
+        }
         int n = parts.stream().mapToInt(CompiledRule::size).sum();
         Algorithm<Object>[] all = new Algorithm[n];
         int at = 0;
