@@ -206,6 +206,13 @@ public final class MemoryStore implements Store {
             if (next == state) {
                 return RuleEvaluator.decisionOfOne(algorithm, step, request, permits);
             }
+            if (next != null && now >= algorithm.expiresAt(next)) {
+                // Written already expired: no state, as keepExpired explains.
+                next = null;
+                if (current == null) {
+                    return RuleEvaluator.decisionOfOne(algorithm, step, request, permits);
+                }
+            }
             // The entry right after the step's state, before the decision: the two share cache lines, and a
             // later decision on the key reads both.
             Entry entry = new Entry(compiled, null, next, next == null ? Long.MIN_VALUE : algorithm.expiresAt(next));
@@ -231,7 +238,7 @@ public final class MemoryStore implements Store {
             if (outcome.states() == null && (current == null || current.rule() == compiled)) {
                 return outcome.decision();
             }
-            Object[] next = outcome.states() == null ? states : keepExpired(outcome.states(), live, states);
+            Object[] next = outcome.states() == null ? states : keepExpired(compiled, outcome.states(), live, states, now);
             if (commit(ns, key, holder, current, Entry.of(compiled, next, compiled.expiresAt(next)))) {
                 return outcome.decision();
             }
@@ -310,7 +317,7 @@ public final class MemoryStore implements Store {
                 Object[] mine = outcome.states() == null ? null
                         : Arrays.copyOfRange(outcome.states(), at, at + size);
                 at += size;
-                Object[] kept = mine == null ? states[i] : keepExpired(mine, live[i], states[i]);
+                Object[] kept = mine == null ? states[i] : keepExpired(rules[i], mine, live[i], states[i], now);
                 next[i] = sameStates(kept, states[i]) && (before[i] == null || before[i].rule() == rules[i])
                         ? before[i] : Entry.of(rules[i], kept, rules[i].expiresAt(kept));
             }
@@ -422,6 +429,9 @@ public final class MemoryStore implements Store {
                 Algorithm.Release<Object> r = compiled.algorithm(i).release(states[i], now, lease);
                 released |= r.released();
                 next[i] = r.state();
+                if (next[i] != states[i] && next[i] != null && now >= compiled.algorithm(i).expiresAt(next[i])) {
+                    next[i] = null;     // written already expired: no state (keepExpired)
+                }
             }
             if (!released) {
                 return false;
@@ -504,15 +514,21 @@ public final class MemoryStore implements Store {
     }
 
     /**
-     * A limit whose expired state the request left alone keeps it, as an expired entry is kept (and as the Redis
-     * store leaves that limit's key to its TTL): a clock that steps back finds it again.
+     * The states to store after a request, as the Redis script stores them. A limit whose expired state the
+     * request left alone keeps it, as an expired entry is kept (and as the Redis store leaves that limit's key to
+     * its TTL): a clock that steps back finds it again. A limit the request wrote with a state that has already
+     * expired at {@code now} (a smooth_bursty ticket clamped at the end of the clock, for instance) stores no
+     * state, as the script deletes such a key ({@code sluice.store_limit}): kept, that state would come back for
+     * a clock that steps back, where the script finds none.
      */
-    private static Object[] keepExpired(Object[] next, Object[] live, Object[] states) {
-        if (live != states) {
-            for (int i = 0; i < next.length; i++) {
-                if (next[i] == live[i] && live[i] != states[i]) {
+    private static Object[] keepExpired(CompiledRule rule, Object[] next, Object[] live, Object[] states, long now) {
+        for (int i = 0; i < next.length; i++) {
+            if (next[i] == live[i]) {
+                if (live[i] != states[i]) {
                     next[i] = states[i];
                 }
+            } else if (next[i] != null && now >= rule.algorithm(i).expiresAt(next[i])) {
+                next[i] = null;
             }
         }
         return next;

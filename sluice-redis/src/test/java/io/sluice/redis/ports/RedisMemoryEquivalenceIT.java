@@ -50,10 +50,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  * the number of scenarios × {@link #KEYS} sequences per topology (the first limit of each rule is of the algorithm
  * under test, the others of any ported one).
  *
- * <p>The seed is new on every run, so the suite explores new sequences each time it runs rather than the same ones
- * at length: 24 scenarios on a standalone server, 8 on the cluster, where the scripts are the same and what the
- * cluster adds (every key of a decision in one slot, routing) shows in the first scenario.
- * {@code -Dsluice.scenarios=N} runs N on each topology for a longer search.
+ * <p>The suite runs a fixed seed per algorithm and topology, so a run of {@code ./run-tests} is reproducible: a
+ * build passes or fails on its code, never on the luck of a draw. 24 scenarios on a standalone server, 8 on the
+ * cluster, where the scripts are the same and what the cluster adds (every key of a decision in one slot,
+ * routing) shows in the first scenario. A search for new sequences is a separate, deliberate run:
+ * {@code -Dsluice.seed=random -Dsluice.scenarios=200} (a new seed per algorithm, printed on failure); a
+ * sequence such a search finds goes into {@link #FOUND} once fixed, so it is replayed on every run.
  *
  * <p>A failure names its seed and shows the key's last events and Redis keys; replay it with
  * {@code -Dit.test=RedisMemoryEquivalenceIT -Dsluice.algorithm=<name> -Dsluice.seed=<seed>}.
@@ -66,6 +68,13 @@ public class RedisMemoryEquivalenceIT {
         Integer asked = Integer.getInteger("sluice.scenarios");
         return asked != null ? asked : topology == Topology.STANDALONE ? 24 : 8;
     }
+    /**
+     * Sequences a random search found diverging, replayed on every run: algorithm, seed, scenarios to run.
+     * leaky_bucket 3205938679116892609: a smooth_bursty state written at the end of the clock (2^53 µs) already
+     * expired, kept by the memory store and deleted by the script, then a clock stepping back 579 µs.
+     */
+    private static final List<Arguments> FOUND = List.of(
+            Arguments.of("leaky_bucket", 3205938679116892609L, 4));
     private static final int KEYS = 40;
     private static final int STEPS = 40;
     /** Events of the failing key shown in a failure message. */
@@ -241,14 +250,38 @@ public class RedisMemoryEquivalenceIT {
     @ParameterizedTest(name = "{0} on {1}")
     @MethodSource("portsOnTopologies")
     void randomSequencesDecideIdentically(String algorithm, Topology topology) {
-        // -Dsluice.seed=<seed from a failure message> replays a failing run.
-        long seed = Long.getLong("sluice.seed", new Random().nextLong());
+        sequences(algorithm, topology, seed(algorithm, topology), scenarios(topology));
+    }
+
+    static Stream<Arguments> found() {
+        return System.getProperty("sluice.algorithm") == null ? FOUND.stream() : Stream.empty();
+    }
+
+    @ParameterizedTest(name = "{0}, seed {1}")
+    @MethodSource("found")
+    void sequencesFoundDivergingOnceDecideIdentically(String algorithm, long seed, int scenarios) {
+        sequences(algorithm, Topology.STANDALONE, seed, scenarios);
+    }
+
+    /**
+     * The run's seed: {@code -Dsluice.seed=<seed from a failure message>} replays a failing run,
+     * {@code -Dsluice.seed=random} draws one, and by default a fixed one per algorithm and topology.
+     */
+    private static long seed(String algorithm, Topology topology) {
+        String asked = System.getProperty("sluice.seed");
+        if (asked == null) {
+            return (algorithm + " on " + topology).hashCode() * 0x9E3779B97F4A7C15L;
+        }
+        return asked.equals("random") ? new Random().nextLong() : Long.parseLong(asked);
+    }
+
+    private static void sequences(String algorithm, Topology topology, long seed, int scenarios) {
         Random r = new Random(seed);
         ManualClock clock = new ManualClock();
         String prefix = "eq-" + UUID.randomUUID().toString().substring(0, 8);
         // A generous timeout: a loaded machine must not turn a slow answer into a failure.
         try (RedisStore redis = topology.builder().prefix(prefix).clock(clock).timeout(Duration.ofSeconds(10)).build()) {
-            for (int scenario = 0, n = scenarios(topology); scenario < n; scenario++) {
+            for (int scenario = 0; scenario < scenarios; scenario++) {
                 // A store per scenario: fewer decisions than its sweep interval (4096), so it never sweeps. A
                 // sweep drops expired keys, which a clock stepping back would then miss, while Redis keeps
                 // them until their TTL: an implementation detail of both, not a decision to compare.
