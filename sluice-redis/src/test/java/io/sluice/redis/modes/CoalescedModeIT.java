@@ -25,6 +25,7 @@ import io.sluice.redis.internal.DefaultRedisStore;
 import io.sluice.redis.internal.RedisUris;
 import io.sluice.redis.internal.StoreSettings;
 import io.sluice.testkit.ManualClock;
+import io.sluice.testkit.Seeds;
 import io.sluice.testkit.redis.RedisSentinel;
 import io.sluice.testkit.redis.RedisServer;
 import io.sluice.testkit.redis.SharedRedis;
@@ -72,7 +73,7 @@ class CoalescedModeIT {
     @MethodSource("algorithmsOnTopologies")
     void burstsDecideAsTheMemoryStoreDecidesTheSameRequestsOneByOne(String algorithm, Topology topology)
             throws Exception {
-        long seed = Long.getLong("sluice.seed", new Random().nextLong());
+        long seed = Seeds.of("CoalescedModeIT " + algorithm + " on " + topology);
         Random r = new Random(seed);
         ManualClock clock = new ManualClock();
         int scenarios = topology == Topology.STANDALONE ? 10 : 3;

@@ -18,6 +18,7 @@ import io.sluice.SluiceListener;
 import io.sluice.TokenBucket;
 import io.sluice.redis.internal.DefaultRedisStore;
 import io.sluice.testkit.ManualClock;
+import io.sluice.testkit.Seeds;
 import io.sluice.testkit.redis.RedisServer;
 import io.sluice.testkit.redis.SharedRedis;
 import java.time.Duration;
@@ -69,7 +70,7 @@ class RedisDenialCacheIT {
     @ParameterizedTest(name = "{0}")
     @MethodSource("cachedAlgorithms")
     void aCachedStoreDecidesAsOneThatAlwaysAsksRedis(String algorithm) {
-        long seed = Long.getLong("sluice.seed", new Random().nextLong());
+        long seed = Seeds.of("RedisDenialCacheIT " + algorithm);
         Random r = new Random(seed);
         ManualClock clock = new ManualClock();
         long cachedSteps = 0;

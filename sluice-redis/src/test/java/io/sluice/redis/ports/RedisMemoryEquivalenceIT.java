@@ -23,6 +23,7 @@ import io.sluice.Store;
 import io.sluice.TokenBucket;
 import io.sluice.internal.algorithm.Arith;
 import io.sluice.testkit.ManualClock;
+import io.sluice.testkit.Seeds;
 import io.sluice.testkit.redis.SharedRedis;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -263,16 +264,9 @@ public class RedisMemoryEquivalenceIT {
         sequences(algorithm, Topology.STANDALONE, seed, scenarios);
     }
 
-    /**
-     * The run's seed: {@code -Dsluice.seed=<seed from a failure message>} replays a failing run,
-     * {@code -Dsluice.seed=random} draws one, and by default a fixed one per algorithm and topology.
-     */
+    /** The run's seed: fixed per algorithm and topology unless {@code -Dsluice.seed} says otherwise (Seeds). */
     private static long seed(String algorithm, Topology topology) {
-        String asked = System.getProperty("sluice.seed");
-        if (asked == null) {
-            return (algorithm + " on " + topology).hashCode() * 0x9E3779B97F4A7C15L;
-        }
-        return asked.equals("random") ? new Random().nextLong() : Long.parseLong(asked);
+        return Seeds.of(algorithm + " on " + topology);
     }
 
     private static void sequences(String algorithm, Topology topology, long seed, int scenarios) {
