@@ -12,6 +12,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class RedisClusterContractIT extends StoreContract {
     @Override
     protected Store newStore(ManualClock clock) {
-        return RedisStore.builder().uri(RedisCluster.shared().uri()).cluster(true).clock(clock).build();
+        return RedisStore.builder().uri(RedisCluster.shared().uri()).cluster(true).clock(clock)
+                .timeout(StoreContract.PATIENT_TIMEOUT).build();
     }
 }

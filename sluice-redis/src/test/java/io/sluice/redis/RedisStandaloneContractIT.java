@@ -12,6 +12,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class RedisStandaloneContractIT extends StoreContract {
     @Override
     protected Store newStore(ManualClock clock) {
-        return RedisStore.builder().uri(RedisServer.shared().uri()).clock(clock).build();
+        return RedisStore.builder().uri(RedisServer.shared().uri()).clock(clock)
+                .timeout(StoreContract.PATIENT_TIMEOUT).build();
     }
 }

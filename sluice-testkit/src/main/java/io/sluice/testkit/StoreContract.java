@@ -109,6 +109,12 @@ public abstract class StoreContract {
     private static final long MS = 1_000;
     private static final long S = 1_000_000;
 
+    /**
+     * A store timeout for contract runs against a server: the contract's decisions never depend on it, so it is
+     * long enough that a loaded machine (the whole suite on two cores) never turns a slow answer into a failure.
+     */
+    public static final Duration PATIENT_TIMEOUT = Duration.ofSeconds(10);
+
     // ---------------------------------------------------------------- several targets together
 
     /*

@@ -101,7 +101,7 @@ public final class SyncedFleetWorker {
         String prefix = args[1];
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         Syncs syncs = new Syncs();
-        try (RedisStore redis = RedisStore.builder().uri(uri).prefix(prefix).timeout(Duration.ofSeconds(2))
+        try (RedisStore redis = RedisStore.builder().uri(uri).prefix(prefix).timeout(Duration.ofSeconds(10))
                 .listener(syncs).build();
              Store memory = Store.memory().build()) {
             RateLimiter fixed = RateLimiter.builder(Case.FIXED.rule).store(redis).build();

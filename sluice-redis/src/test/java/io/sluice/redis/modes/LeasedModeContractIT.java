@@ -21,7 +21,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class LeasedModeContractIT extends StoreContract {
     @Override
     protected Store newStore(ManualClock clock) {
-        return RedisStore.builder().uri(RedisServer.shared().uri()).clock(clock).build();
+        return RedisStore.builder().uri(RedisServer.shared().uri()).clock(clock)
+                .timeout(StoreContract.PATIENT_TIMEOUT).build();
     }
 
     /**

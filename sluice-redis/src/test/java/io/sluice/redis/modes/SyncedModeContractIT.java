@@ -22,7 +22,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class SyncedModeContractIT extends StoreContract {
     @Override
     protected Store newStore(ManualClock clock) {
-        return RedisStore.builder().uri(RedisServer.shared().uri()).clock(clock).build();
+        return RedisStore.builder().uri(RedisServer.shared().uri()).clock(clock)
+                .timeout(StoreContract.PATIENT_TIMEOUT).build();
     }
 
     @Override
