@@ -264,7 +264,6 @@ class OutagePolicyIT {
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(PROMPT);
             assertThat(((DefaultRedisStore) store).breakerState()).isEqualTo(BreakerState.OPEN);
 
-            start = System.nanoTime();
             assertThatThrownBy(() -> raising.tryAcquire("k")).isInstanceOf(RedisUnavailableException.class)
                     .hasMessageContaining("circuit breaker open until").hasMessageContaining("charged nothing");
             assertThatThrownBy(() -> raising.tryAcquireAsync("k", 1).get()).hasCauseInstanceOf(
@@ -303,8 +302,8 @@ class OutagePolicyIT {
                     BatchRequest.of(raise, "c", Request.tryAcquire(1))))).as("one raise rule raises the batch")
                     .isInstanceOf(RedisUnavailableException.class);
 
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("all of that without waiting for Redis")
-                    .isLessThan(TIMEOUT);
+            // All of that without waiting for Redis: no call but the first reached Lettuce (counted, not timed,
+            // so a loaded machine cannot fail it).
             assertThat(recorder.failedCalls).as("only the first call reached Lettuce").hasValue(1);
             assertThat(recorder.transitions).containsExactly("CLOSED->OPEN");
         } finally {
