@@ -49,6 +49,8 @@ class BenchSmokeIT {
 
         int exit = new BenchRun(options, TINY, new PrintStream(console, true, StandardCharsets.UTF_8),
                 new PrintStream(errors, true, StandardCharsets.UTF_8), dir.resolve("logs")).execute();
+        // The progress lines carry the time of each step: where this test spends its time, in the test's output.
+        System.out.print(console.toString(StandardCharsets.UTF_8));
 
         assertThat(exit).as(errors.toString(StandardCharsets.UTF_8)).isZero();
         JsonNode root = new ObjectMapper().readTree(out.toFile());

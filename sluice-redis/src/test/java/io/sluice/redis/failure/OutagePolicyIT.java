@@ -62,8 +62,8 @@ class OutagePolicyIT {
     static void startOwnServer() {
         server = RedisServer.start();
         // A first connection in a cold JVM loads Lettuce and Netty and can take longer than the 150 ms timeout,
-        // which bounds the connection handshake too.
-        RedisStore.builder().uri(server.uri()).build().close();
+        // which bounds the connection handshake too; this one has a timeout no loaded machine reaches.
+        RedisStore.builder().uri(server.uri()).timeout(Duration.ofSeconds(30)).build().close();
     }
 
     @AfterAll
@@ -183,9 +183,12 @@ class OutagePolicyIT {
             assertThat(Duration.ofNanos(firstDecided - outageStart)).as("the policy applied within one timeout")
                     .isLessThan(PROMPT);
 
-            long slow = all.stream().filter(c -> c.nanos() >= TIMEOUT.toNanos()).count();
-            assertThat(slow).as("calls that waited a timeout: the breaker's threshold, the callers in flight when it "
-                    + "opened, and one per probe").isLessThanOrEqualTo(BREAKER_FAILURES + CALLERS + recorder.probes.get());
+            long slow = all.stream().filter(c -> c.nanos() >= TIMEOUT.toNanos()).count(); // reported below
+            // Counted by the store (each call that reached Lettuce and failed), not by the clock: on a loaded
+            // machine a call the breaker answered at once can still take longer than the 150 ms timeout.
+            assertThat(recorder.failedCalls.get()).as("calls that reached Redis and waited a timeout (or failed):"
+                    + " the breaker's threshold, the callers in flight when it opened, and one per probe")
+                    .isLessThanOrEqualTo(BREAKER_FAILURES + CALLERS + recorder.probes.get());
             assertThat(during.size()).as("once open, the breaker answers at local speed (a timeout per call would "
                     + "allow about " + CALLERS * OUTAGE.toMillis() / TIMEOUT.toMillis() + ")").isGreaterThan(100);
             long[] sorted = during.stream().mapToLong(Call::nanos).sorted().toArray();
@@ -264,6 +267,7 @@ class OutagePolicyIT {
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(PROMPT);
             assertThat(((DefaultRedisStore) store).breakerState()).isEqualTo(BreakerState.OPEN);
 
+            start = System.nanoTime();
             assertThatThrownBy(() -> raising.tryAcquire("k")).isInstanceOf(RedisUnavailableException.class)
                     .hasMessageContaining("circuit breaker open until").hasMessageContaining("charged nothing");
             assertThatThrownBy(() -> raising.tryAcquireAsync("k", 1).get()).hasCauseInstanceOf(
@@ -302,9 +306,11 @@ class OutagePolicyIT {
                     BatchRequest.of(raise, "c", Request.tryAcquire(1))))).as("one raise rule raises the batch")
                     .isInstanceOf(RedisUnavailableException.class);
 
-            // All of that without waiting for Redis: no call but the first reached Lettuce (counted, not timed,
-            // so a loaded machine cannot fail it).
+            // Without waiting for Redis: no call but the first reached Lettuce (a call to the killed server fails
+            // and is counted); the time is a ceiling against a hang, loose enough for a loaded machine.
             assertThat(recorder.failedCalls).as("only the first call reached Lettuce").hasValue(1);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("all of that without waiting for Redis")
+                    .isLessThan(PROMPT);
             assertThat(recorder.transitions).containsExactly("CLOSED->OPEN");
         } finally {
             server.restart();

@@ -139,7 +139,9 @@ class ReplaySafetyIT {
             List<?> keys = (List<?>) RedisServer.shared().call("KEYS", prefix + ":{replay:ttl}:r:*");
             assertThat(keys).hasSize(1);
             long pttl = (Long) RedisServer.shared().call("PTTL", (String) keys.get(0));
-            assertThat(pttl).isBetween(2_000L, 2_400L);
+            // Set to 2 × 700 + 1,000 ms; read back at once, but a loaded machine may take a while between the
+            // two: anything above one timeout plus a second shows the factor two.
+            assertThat(pttl).isGreaterThan(1_700L).isLessThanOrEqualTo(2_400L);
         }
     }
 

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
@@ -57,7 +58,7 @@ final class FleetModeRuns implements AutoCloseable {
         long grantedBefore = leased.get();
         Admissions admissions = new Admissions(shortestEpochWindow(limiter.rule()), alternating(caseName));
         FleetWorker.Result r = FleetWorker.hammer(limiter, key, Long.parseLong(w[4]), pool, threads, minNanos,
-                maxNanos, minAttempts(caseName), admissions);
+                Math.min(maxNanos, runNanos(caseName)), minAttempts(caseName), admissions);
         return "DONE " + store + " " + caseName + " " + key + " " + r.admitted() + " " + r.attempts() + " "
                 + r.errors() + " granted=" + (leased.get() - grantedBefore) + " " + admissions;
     }
@@ -108,6 +109,17 @@ final class FleetModeRuns implements AutoCloseable {
             }
         }
         return LeasedFleetCase.valueOf(caseName).minAttempts();
+    }
+
+    /** The longest a run of the case may last: a {@link LeasedFleetCase}'s own span, else no shorter ceiling. */
+    private static long runNanos(String caseName) {
+        for (FleetCase c : FleetCase.values()) {
+            if (c.name().equals(caseName)) {
+                return Long.MAX_VALUE;
+            }
+        }
+        long millis = LeasedFleetCase.valueOf(caseName).runMillis();
+        return millis == 0 ? Long.MAX_VALUE : TimeUnit.MILLISECONDS.toNanos(millis);
     }
 
     private static boolean alternating(String caseName) {

@@ -24,19 +24,21 @@ enum LeasedFleetCase {
      * permits. Spent in the next, hammered window, those would come on top of its full limit: leases must end
      * with their window.
      */
-    FIXED_WINDOW_ALTERNATING(Long.MAX_VALUE, FixedWindow.of(2_000, Duration.ofMillis(100))),
+    FIXED_WINDOW_ALTERNATING(Long.MAX_VALUE, Span.REFILL_MILLIS, FixedWindow.of(2_000, Duration.ofMillis(100))),
     /** Capacity 1,000, refilled at 20,000 per second. */
-    TOKEN_BUCKET_REFILL(Long.MAX_VALUE, TokenBucket.of(1_000, 20_000, Duration.ofSeconds(1))),
+    TOKEN_BUCKET_REFILL(Long.MAX_VALUE, Span.REFILL_MILLIS, TokenBucket.of(1_000, 20_000, Duration.ofSeconds(1))),
     /** 20,000 per second with a burst of 1,000. */
-    GCRA_REFILL(Long.MAX_VALUE, Gcra.of(20_000, Duration.ofSeconds(1)).withBurst(1_000)),
+    GCRA_REFILL(Long.MAX_VALUE, Span.REFILL_MILLIS, Gcra.of(20_000, Duration.ofSeconds(1)).withBurst(1_000)),
     /** A limit no fleet reaches: every attempt is admitted, the key as hot as the processes can make it. */
-    HOT(500_000, FixedWindow.of(Limit.MAX_COUNT, Duration.ofDays(366)));
+    HOT(500_000, 0, FixedWindow.of(Limit.MAX_COUNT, Duration.ofDays(366)));
 
     private final long minAttempts;
+    private final long runMillis;
     private final List<Limit> limits;
 
-    LeasedFleetCase(long minAttempts, Limit... limits) {
+    LeasedFleetCase(long minAttempts, long runMillis, Limit... limits) {
         this.minAttempts = minAttempts;
+        this.runMillis = runMillis;
         this.limits = List.of(limits);
     }
 
@@ -52,10 +54,15 @@ enum LeasedFleetCase {
 
     /**
      * Attempts each process makes at least (within the worker's time bounds): {@link Long#MAX_VALUE} keeps the
-     * refilling cases running for the worker's longest run, so windows end and buckets refill many times.
+     * refilling cases running for all of {@link #runMillis}, so windows end and buckets refill many times.
      */
     long minAttempts() {
         return minAttempts;
+    }
+
+    /** How long a run lasts at most, in milliseconds (0: the worker's own ceiling). */
+    long runMillis() {
+        return runMillis;
     }
 
     /**
@@ -77,5 +84,16 @@ enum LeasedFleetCase {
             return g.burst() + Arith.mulDivCeil(g.limit(), span, Arith.micros(g.period()));
         }
         throw new IllegalStateException("no bound for " + limit);
+    }
+
+    /** The span of the refilling runs, in a holder: enum constants cannot use the enum's own static fields. */
+    private static final class Span {
+        /**
+         * How long the refilling cases run, by the wall clock of each process: 30 windows of the fixed window
+         * (15 of them hammered), 60 bucket capacities of refill for the bucket and the meter. A longer run
+         * repeats the same window ends and refills and adds nothing the assertions could catch (it used to be
+         * the worker's 30 s ceiling, which made these three runs most of sluice-redis's test time).
+         */
+        static final long REFILL_MILLIS = 3_000;
     }
 }
