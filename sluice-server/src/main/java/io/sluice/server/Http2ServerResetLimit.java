@@ -1,18 +1,20 @@
 package io.sluice.server;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.http2.Http2ConnectionHandler;
 import io.netty.handler.codec.http2.Http2Error;
-import io.netty.handler.codec.http2.Http2Exception;
 import io.netty.handler.ssl.AbstractSniHandler;
 import io.netty.handler.ssl.SslHandler;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Closes an HTTP/2 connection on which the server has to reset too many streams: "MadeYouReset"
@@ -20,8 +22,8 @@ import java.util.function.LongSupplier;
  * stream, ...) so that the server resets streams it has answered or is working on, and so can make it do work
  * without end while never resetting a stream itself. Counted are the RST_STREAM frames the server writes with an
  * error code other than NO_ERROR and CANCEL (those two are the server's own choice, e.g. a response that ended
- * before its request); past {@code maxResets} of them within {@code windowSeconds} the connection is ended as
- * for any HTTP/2 connection error: GOAWAY {@code ENHANCE_YOUR_CALM}, then the close.
+ * before its request); past {@code maxResets} of them within {@code windowSeconds} the connection is ended with
+ * GOAWAY {@code ENHANCE_YOUR_CALM} and the close, and one warning is logged.
  *
  * <p>Why here: Netty has the same limit (its {@code Http2MaxRstFrameLimitEncoder}), but installs it only when it
  * builds the connection's codec itself, and Armeria builds its own (through Armeria 1.41), so Armeria's servers
@@ -36,6 +38,8 @@ import java.util.function.LongSupplier;
 final class Http2ServerResetLimit extends ChannelOutboundHandlerAdapter implements Http2ResetScanner.Listener {
 
     static final String NAME = "sluice-http2-reset-limit";
+
+    private static final Logger LOG = LoggerFactory.getLogger(Http2ServerResetLimit.class);
 
     private static final int FRAME_HEADER = 9;
     private static final int TYPE_SETTINGS = 0x4;
@@ -156,14 +160,21 @@ final class Http2ServerResetLimit extends ChannelOutboundHandlerAdapter implemen
     }
 
     /**
-     * Ends the connection as Netty ends it on any connection error: a GOAWAY saying why, closed once written. The
-     * flush and close make sure of both when the client does not read.
+     * Ends the connection: a GOAWAY {@code ENHANCE_YOUR_CALM} naming the last stream the server took, then the
+     * close, flushed first so that a client that reads gets the GOAWAY, and at once so that one that does not read
+     * cannot hold the connection open. The last stream is the real one, not the 2^31-1 that a connection error's
+     * GOAWAY carries in Netty: a graceful close that began earlier has already sent 2^31-1, and Netty sends no
+     * second GOAWAY with the same last stream.
      */
     private void goAway(ChannelHandlerContext ctx) {
-        Http2Exception calm = Http2Exception.connectionError(Http2Error.ENHANCE_YOUR_CALM,
-                "Too many streams reset by the server: over %d within %d seconds", maxResets,
-                TimeUnit.NANOSECONDS.toSeconds(windowNanos));
-        ((Http2ConnectionHandler) http2.handler()).onError(http2, true, calm);
+        Http2ConnectionHandler handler = (Http2ConnectionHandler) http2.handler();
+        int lastStream = handler.connection().remote().lastStreamCreated();
+        String why = "too many streams reset by the server: over " + maxResets + " within "
+                + TimeUnit.NANOSECONDS.toSeconds(windowNanos) + " seconds";
+        LOG.atWarn().addKeyValue("event", "http2_reset_limit").addKeyValue("remote", ctx.channel().remoteAddress())
+                .addKeyValue("last_stream", lastStream).log("closing an HTTP/2 connection: {}", why);
+        handler.goAway(http2, lastStream, Http2Error.ENHANCE_YOUR_CALM.code(),
+                ByteBufUtil.writeAscii(ctx.alloc(), why), http2.newPromise());
         ctx.flush();
         ctx.close();
     }
