@@ -80,6 +80,13 @@ public final class SluiceServer implements AutoCloseable {
      * small enough that one connection cannot pin an unbounded number of requests.
      */
     static final int HTTP2_MAX_CONCURRENT_STREAMS = 100;
+    /**
+     * Resets per HTTP/2 connection within {@link #HTTP2_RESET_WINDOW_SECONDS}, counted apart for the client's own
+     * RST_STREAMs and for the error resets it provokes the server into: Armeria's default for the first (400 a
+     * minute), used for both. A well-behaved client provokes no error resets at all.
+     */
+    static final int HTTP2_MAX_RESETS_PER_WINDOW = 400;
+    static final int HTTP2_RESET_WINDOW_SECONDS = 60;
     private volatile boolean started;
 
     private SluiceServer(Settings settings, Store store, boolean ownsStore, ServerMetrics metrics,
@@ -329,11 +336,15 @@ public final class SluiceServer implements AutoCloseable {
         // shared executors' gauges twice. Sluice's own gRPC metrics are recorded by the service either way.
         return sb.maxRequestLength(maxRequestLength)
                 // HTTP/2 abuse (CVE-2023-44487 "Rapid Reset", CVE-2025-55163 "MadeYouReset"): a finite stream
-                // count per connection, advertised in SETTINGS, instead of Armeria's unlimited default. Resets
-                // are further bounded by Netty (the client's RST_STREAMs by Armeria's per-window limit; the
-                // server's own, provoked by malformed frames, by Netty's limits since 4.1.124), which answers
-                // a flood with GOAWAY and closes the connection (Http2AbuseIT).
+                // count per connection, advertised in SETTINGS, instead of Armeria's unlimited default; and one
+                // bound on resets per connection, whoever sends them: the client's RST_STREAMs (Armeria's limit,
+                // pinned here rather than left to a system property) and the ones a client provokes the server
+                // into sending (Http2ServerResetLimit: Armeria's pipeline has no such limit). Either flood is
+                // answered with GOAWAY ENHANCE_YOUR_CALM and the close (Http2AbuseIT).
                 .http2MaxStreamsPerConnection(HTTP2_MAX_CONCURRENT_STREAMS)
+                .http2MaxResetFramesPerWindow(HTTP2_MAX_RESETS_PER_WINDOW, HTTP2_RESET_WINDOW_SECONDS)
+                .childChannelPipelineCustomizer(pipeline -> Http2ServerResetLimit.install(pipeline,
+                        HTTP2_MAX_RESETS_PER_WINDOW, HTTP2_RESET_WINDOW_SECONDS))
                 .disableServerHeader()
                 // Expected failures (a body over the limit) are answered, not errors worth a periodic warning.
                 .unloggedExceptionsReportInterval(Duration.ZERO)

@@ -11,9 +11,11 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -27,10 +29,12 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>"MadeYouReset" (CVE-2025-55163): a client sends a complete request and then a frame that is an error on
  * that stream (here a WINDOW_UPDATE with increment 0, RFC 9113 §6.9), so that the server itself resets the
- * stream. The stream no longer counts against the concurrency limit, yet the server has already started the
- * request, so a client repeating this keeps the server busy without limit. The server must answer with GOAWAY
- * and close the connection after a bounded number of such streams, and a bystander on another connection must
- * still be served.
+ * stream, which it has usually answered already. The stream no longer counts against the concurrency limit, so
+ * a client repeating this keeps the server busy without limit. The server must answer with GOAWAY
+ * {@code ENHANCE_YOUR_CALM} and close the connection after a bounded number of such streams
+ * ({@link SluiceServer#HTTP2_MAX_RESETS_PER_WINDOW}, {@link Http2ServerResetLimit}), whether the client reads
+ * everything at once and gives back flow-control window (the case that ran unbounded: 100,000 streams, no
+ * GOAWAY) or leaves the server's answers unread; and a bystander on another connection must still be served.
  */
 class Http2AbuseIT {
 
@@ -44,19 +48,28 @@ class Http2AbuseIT {
     private static final int FLAG_END_HEADERS = 0x4;
     private static final int SETTINGS_MAX_CONCURRENT_STREAMS = 0x3;
 
-    /**
-     * Far more streams than any reset limit should allow. The server has closed after 2,608 to 20,911 resets,
-     * depending on how fast this client reads (docs/dependencies.md: the close is likely Netty's queued-control-
-     * frame limit, not a reset count), so the bound is generous; the test pins that a close comes at all.
-     */
-    private static final int STREAMS_SENT_AT_MOST = 100_000;
+    private static final int FRAME_DATA = 0x0;
+    private static final int FRAME_PING = 0x6;
+    private static final long ENHANCE_YOUR_CALM = 0xb;
 
     /**
-     * The server must close a MadeYouReset connection before it has reset every stream sent. Measured on a loaded
-     * two-core machine: between 2,600 and 11,000 resets, so the close is not a fixed reset count; which of Netty's
-     * limits closes it (the reset-rate limit or the queued-control-frame limit) is not pinned down here.
+     * The most streams the attack writes: far more than the server's limit (400 server resets per minute), so that
+     * a server without the limit shows as a connection still open at the end, not as a hung test.
      */
-    private static final int SERVER_RESETS_AT_MOST = STREAMS_SENT_AT_MOST - 1;
+    private static final int STREAMS_SENT_AT_MOST = 20_000;
+
+    /**
+     * The server must have closed the connection before this many streams were written: the limit is 400 resets,
+     * and the writer keeps at most {@link #AHEAD} streams ahead of the server's resets, so a close comes within
+     * about 1,400 streams; the margin is for what a loaded machine leaves in the socket buffers.
+     */
+    private static final int STREAMS_BEFORE_CLOSE_AT_MOST = 10_000;
+
+    /** Streams written and not yet reset by the server, at most, so that what was written is what it read. */
+    private static final int AHEAD = 1_000;
+
+    /** Give back connection window once this many body bytes were read (the initial window is 65,535). */
+    private static final int WINDOW_RETURN_BYTES = 16_384;
 
     @TempDir
     Path dir;
@@ -66,7 +79,7 @@ class Http2AbuseIT {
     void start() {
         t = TestServer.start(dir, """
                 limits:
-                  per_minute: {algorithm: fixed_window, limit: 100, window: 1m}
+                  per_minute: {algorithm: fixed_window, limit: 1000000, window: 1m}
                 rules:
                   api: {limits: [per_minute]}
                 """);
@@ -94,44 +107,98 @@ class Http2AbuseIT {
     }
 
     @Test
-    void madeYouResetIsAnsweredWithGoawayWhileABystanderIsServed() throws Exception {
-        for (int port : new int[] {t.server.httpPort(), t.server.grpcPort()}) {
-            Outcome outcome = madeYouReset(port);
-            assertThat(outcome.goawayLastStream).as("GOAWAY on port %d", port).isNotNegative();
-            System.out.printf("port %d: GOAWAY (error %d) after stream %d, %d server resets%n", port,
-                    outcome.goawayError, outcome.goawayLastStream, outcome.serverResets);
-            assertThat(outcome.closed).as("connection closed on port %d", port).isTrue();
-            assertThat(outcome.serverResets).as("streams the server reset on port %d before closing", port)
-                    .isPositive().isLessThanOrEqualTo(SERVER_RESETS_AT_MOST);
-        }
-        HttpResponse<String> bystander = t.post("/v1/check", "{\"rule\": \"api\", \"key\": \"bystander\"}");
-        assertThat(bystander.statusCode()).isEqualTo(200);
-        assertThat(bystander.body()).contains("\"allowed\":true");
+    void madeYouResetFromAClientThatReadsPromptlyDrawsGoawayWhileABystanderIsServed() throws Exception {
+        attackBothPorts(true);
     }
 
-    private record Outcome(int serverResets, long goawayLastStream, long goawayError, boolean closed) { }
+    @Test
+    void madeYouResetFromAClientThatLeavesAnswersUnreadDrawsGoawayWhileABystanderIsServed() throws Exception {
+        attackBothPorts(false);
+    }
+
+    /**
+     * MadeYouReset on answered streams on each port in turn, with a bystander calling {@code /v1/check} on its
+     * own connection before, during and after each attack.
+     */
+    private void attackBothPorts(boolean readsPromptly) throws Exception {
+        for (int port : new int[] {t.server.httpPort(), t.server.grpcPort()}) {
+            List<Integer> bystander = new CopyOnWriteArrayList<>();
+            bystander.add(bystanderCheck());
+            AtomicBoolean attacking = new AtomicBoolean(true);
+            Thread calls = new Thread(() -> {
+                while (attacking.get()) {
+                    bystander.add(bystanderCheck());
+                    sleep(20);
+                }
+            });
+            calls.start();
+            Outcome outcome;
+            try {
+                outcome = madeYouReset(port, readsPromptly);
+            } finally {
+                attacking.set(false);
+                calls.join();
+            }
+            bystander.add(bystanderCheck());
+            System.out.printf("port %d, %s: %s%n", port, readsPromptly ? "prompt reader" : "slow reader", outcome);
+
+            assertThat(outcome.goawayError).as("GOAWAY's error on port %d (%s)", port, outcome)
+                    .isEqualTo(ENHANCE_YOUR_CALM);
+            assertThat(outcome.closed).as("connection closed on port %d (%s)", port, outcome).isTrue();
+            assertThat(outcome.streamsSent).as("streams written before the close on port %d", port)
+                    .isLessThan(STREAMS_BEFORE_CLOSE_AT_MOST);
+            assertThat(outcome.serverResets).as("streams the server reset on port %d before closing", port)
+                    .isGreaterThanOrEqualTo(SluiceServer.HTTP2_MAX_RESETS_PER_WINDOW)
+                    .isLessThan(STREAMS_BEFORE_CLOSE_AT_MOST);
+            assertThat(bystander).as("the bystander's answers around the attack on port %d", port)
+                    .hasSizeGreaterThanOrEqualTo(3).containsOnly(200);
+        }
+    }
+
+    private int bystanderCheck() {
+        return t.post("/v1/check", "{\"rule\": \"api\", \"key\": \"bystander\"}").statusCode();
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private record Outcome(int streamsSent, int serverResets, int responses, long goawayLastStream,
+                           long goawayError, boolean closed) { }
 
     /**
      * Complete GET requests, each followed at once by a zero WINDOW_UPDATE on its stream, until the server sends
-     * GOAWAY or closes the connection, or {@link #STREAMS_SENT_AT_MOST} streams have been sent.
+     * GOAWAY or closes the connection, or {@link #STREAMS_SENT_AT_MOST} streams have been sent; then up to 30 s
+     * for the close. A client that reads promptly reads every frame as it comes, acknowledges SETTINGS and PINGs
+     * and gives back the connection's flow-control window, so the server is never held up by it; the other only
+     * acknowledges SETTINGS, so the server's answers queue up once the window is spent.
      */
-    private static Outcome madeYouReset(int port) throws Exception {
+    private static Outcome madeYouReset(int port, boolean readsPromptly) throws Exception {
         try (Socket socket = connect(port)) {
             OutputStream out = socket.getOutputStream();
             writePreface(out);
             DataInputStream in = new DataInputStream(socket.getInputStream());
             AtomicInteger resets = new AtomicInteger();
+            AtomicInteger responses = new AtomicInteger();
             long[] goaway = {-1, -1};
             boolean[] closed = {false};
             Thread reader = new Thread(() -> {
+                int unreturnedWindow = 0;
                 try {
                     while (true) {
                         Frame f = Frame.read(in);
                         if (f.type == FRAME_RST_STREAM) {
                             resets.incrementAndGet();
+                        } else if (f.type == FRAME_HEADERS) {
+                            responses.incrementAndGet();
                         } else if (f.type == FRAME_GOAWAY) {
                             synchronized (goaway) {
-                                if (goaway[0] < 0) { // the first GOAWAY says where the server stopped
+                                // keep the last GOAWAY, but an error once one came
+                                if (goaway[1] <= 0) {
                                     goaway[0] = f.word(0) & 0x7fffffffL;
                                     goaway[1] = f.word(4);
                                 }
@@ -139,6 +206,18 @@ class Http2AbuseIT {
                         } else if (f.type == FRAME_SETTINGS && (f.flags & FLAG_ACK) == 0) {
                             synchronized (out) {
                                 writeFrame(out, FRAME_SETTINGS, FLAG_ACK, 0, new byte[0]);
+                            }
+                        } else if (readsPromptly && f.type == FRAME_PING && (f.flags & FLAG_ACK) == 0) {
+                            synchronized (out) {
+                                writeFrame(out, FRAME_PING, FLAG_ACK, 0, f.payload);
+                            }
+                        } else if (readsPromptly && f.type == FRAME_DATA) {
+                            unreturnedWindow += f.payload.length;
+                            if (unreturnedWindow >= WINDOW_RETURN_BYTES) {
+                                synchronized (out) {
+                                    writeFrame(out, FRAME_WINDOW_UPDATE, 0, 0, int32(unreturnedWindow));
+                                }
+                                unreturnedWindow = 0;
                             }
                         }
                     }
@@ -156,13 +235,17 @@ class Http2AbuseIT {
             int sent = 0;
             try {
                 for (int stream = 1; sent < STREAMS_SENT_AT_MOST; stream += 2) {
+                    while (sent - resets.get() > AHEAD && reader.isAlive()) {
+                        Thread.sleep(1);
+                    }
                     synchronized (out) {
                         writeFrame(out, FRAME_HEADERS, FLAG_END_STREAM | FLAG_END_HEADERS, stream, headers);
-                        writeFrame(out, FRAME_WINDOW_UPDATE, 0, stream, new byte[] {0, 0, 0, 0});
+                        writeFrame(out, FRAME_WINDOW_UPDATE, 0, stream, int32(0));
                     }
                     sent++;
                     synchronized (goaway) {
-                        if (goaway[0] >= 0) {
+                        // a GOAWAY(2^31-1, NO_ERROR) only begins a graceful close: streams go on until the next
+                        if (goaway[0] >= 0 && (goaway[1] != 0 || goaway[0] != Integer.MAX_VALUE)) {
                             break;
                         }
                     }
@@ -176,9 +259,15 @@ class Http2AbuseIT {
             }
             reader.join(30_000);
             synchronized (goaway) {
-                return new Outcome(resets.get(), goaway[0], goaway[1], closed[0]);
+                synchronized (closed) {
+                    return new Outcome(sent, resets.get(), responses.get(), goaway[0], goaway[1], closed[0]);
+                }
             }
         }
+    }
+
+    private static byte[] int32(int value) {
+        return new byte[] {(byte) (value >>> 24), (byte) (value >>> 16), (byte) (value >>> 8), (byte) value};
     }
 
     private static Socket connect(int port) throws IOException {

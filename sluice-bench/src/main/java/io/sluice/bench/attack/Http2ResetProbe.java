@@ -22,7 +22,8 @@ import java.util.List;
  *       it, never stops. It must count its own and close.</li>
  *   <li>{@link Pattern#MADE_YOU_RESET_ANSWERED}: the frames of sluice-server's {@code Http2AbuseIT}, a request
  *       complete in its HEADERS ({@code GET /health}, END_STREAM), then the WINDOW_UPDATE of 0; the server has
- *       usually answered the stream already, so it resets a stream that is closed.</li>
+ *       usually answered the stream already, so it resets a stream that is closed, which no concurrency limit
+ *       sees: only a count of the server's own resets stops it.</li>
  * </ul>
  *
  * Streams are written in batches of {@link #BATCH} as fast as the socket takes them (MadeYouReset: at most

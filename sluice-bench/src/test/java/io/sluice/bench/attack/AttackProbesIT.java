@@ -7,7 +7,9 @@ import io.sluice.bench.Measurement;
 import io.sluice.bench.Profile;
 import io.sluice.bench.Progress;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -17,15 +19,23 @@ import org.junit.jupiter.api.io.TempDir;
  * with the filter a user would pass), against real {@code sluice serve} child processes and a real
  * redis-server. It asserts what must hold, never how fast: each probe judges its own generous bounds (a
  * connection cut off before 100,000 streams; no over-admission; answers normal again within 5 s of each Redis
- * fault's end) and the row's note says {@value AttackSuite#DID_NOT_HOLD} when one failed.
+ * fault's end) and the row's note says {@value AttackSuite#DID_NOT_HOLD} when one failed; MadeYouReset on
+ * answered streams must moreover end in GOAWAY {@code ENHANCE_YOUR_CALM} and the close within 10,000 streams.
  */
 class AttackProbesIT {
 
+    private static final String SELECTED =
+            "sluice/(http2_rapid_reset|http2_made_you_reset|http2_made_you_reset_answered|redis_\\w+)$";
+
     /**
-     * The new probes, but for {@code http2_made_you_reset_answered}: the server does not cut that connection off
-     * (docs/attack-suite.md, an open finding), and a test must not pin a defect.
+     * On each port, what ended a MadeYouReset connection and after how many streams, as the probe's note says it:
+     * "HTTP: GOAWAY ENHANCE_YOUR_CALM and closed after 1,450 streams written ...".
      */
-    private static final String SELECTED = "sluice/(http2_rapid_reset|http2_made_you_reset|redis_\\w+)$";
+    private static final Pattern CALM = Pattern.compile(
+            "(HTTP|gRPC): GOAWAY ENHANCE_YOUR_CALM and (?:closed|reset) after ([\\d,]+) streams written");
+
+    /** The server's limit is 400 resets; the probe writes at most 1,000 streams ahead of the server's resets. */
+    private static final int STREAMS_BEFORE_CLOSE_AT_MOST = 10_000;
 
     @Test
     void resetFloodsAreCutOffAndRedisFaultsRecoverWithoutOverAdmission(@TempDir Path dir) throws Exception {
@@ -37,17 +47,29 @@ class AttackProbesIT {
 
         assertThat(rows).as("rows and their notes: %s", rows.stream().map(m -> m.variant() + ": " + m.note()).toList())
                 .extracting(Measurement::variant).containsExactly("http2_rapid_reset",
-                "http2_made_you_reset", "redis_sigstop", "redis_sigkill", "redis_client_pause");
+                "http2_made_you_reset", "http2_made_you_reset_answered", "redis_sigstop", "redis_sigkill",
+                "redis_client_pause");
         for (Measurement row : rows) {
             assertThat(row.note()).as("%s", row.variant()).doesNotContain(AttackSuite.DID_NOT_HOLD)
                     .doesNotStartWith("probe failed");
             assertThat(row.p99Us()).as("the bystander was answered during %s", row.variant()).isNotNull();
         }
-        for (Measurement row : rows.subList(0, 2)) {
+        for (Measurement row : rows.subList(0, 3)) {
             // both ports were attacked (the probe's own verdict, above, says each was cut off)
             assertThat(row.note()).as("%s", row.variant()).contains("HTTP: ", "gRPC: ").doesNotContain("still open");
         }
-        for (Measurement row : rows.subList(2, 5)) {
+        // MadeYouReset on answered streams, from a client that reads promptly: GOAWAY and the close on both ports,
+        // well before the probe's own bound (Http2ServerResetLimit in sluice-server)
+        Measurement answered = rows.get(2);
+        Matcher calm = CALM.matcher(answered.note());
+        List<String> ports = new ArrayList<>();
+        while (calm.find()) {
+            ports.add(calm.group(1));
+            assertThat(Integer.parseInt(calm.group(2).replace(",", ""))).as("%s on %s: %s", answered.variant(),
+                    calm.group(1), answered.note()).isLessThan(STREAMS_BEFORE_CLOSE_AT_MOST);
+        }
+        assertThat(ports).as("%s: %s", answered.variant(), answered.note()).containsExactly("HTTP", "gRPC");
+        for (Measurement row : rows.subList(3, 6)) {
             assertThat(row.overAdmitted()).as("%s", row.variant()).isZero();
             assertThat(row.note()).as("%s", row.variant()).contains("bench normal again 200");
         }
