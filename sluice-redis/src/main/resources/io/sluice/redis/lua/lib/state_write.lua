@@ -92,19 +92,21 @@ function sluice.encode_state(state, fields, fingerprint)
   return table.concat(out, "|")
 end
 
---- Writes a state as load_value reads it (replacing a value of any type). The caller (rule.lua) sets the
---- key's expiry right after.
-function sluice.save_value(key, state, fields, fingerprint)
-  redis.call("SET", key, sluice.encode_state(state, fields, fingerprint))
+--- Writes a state as load_value reads it (replacing a value of any type) with its expiry in the same command:
+--- option and ms are what sluice.ttl returns ("PXAT" or "PX" and the milliseconds). One SET instead of a SET and
+--- a PEXPIREAT saves a command on every write (SET's PXAT needs Redis 6.2).
+function sluice.save_value(key, state, fields, fingerprint, option, ms)
+  redis.call("SET", key, sluice.encode_state(state, fields, fingerprint), option, ms)
 end
 
---- Gives key the expiry expiresAt (microseconds, in the time base of now). With server time that is an
---- absolute PEXPIREAT, rounded up to the millisecond: exact. With client time the two clocks differ, so the
---- key lives the remaining duration counted on the server's clock, plus slack_ms (sent by the client with its
---- time; RedisStore.Builder.clientTimeSlack) for clocks that do not run at the server's pace (a test's frozen
---- manual clock, a replay's virtual clock). Decisions never depend on it while a key outlives its state:
---- rule.lua drops a state at expiresAt by the client's clock whatever the key's TTL.
-function sluice.expire(key, expiresAt, now, client_time, slack_ms)
+--- The expiry expiresAt (microseconds, in the time base of now) as the option and value of SET (or the command
+--- and value of sluice.expire). With server time that is an absolute time, rounded up to the millisecond: exact.
+--- With client time the two clocks differ, so the key lives the remaining duration counted on the server's clock,
+--- plus slack_ms (sent by the client with its time; RedisStore.Builder.clientTimeSlack) for clocks that do not run
+--- at the server's pace (a test's frozen manual clock, a replay's virtual clock). Decisions never depend on it
+--- while a key outlives its state: rule.lua drops a state at expiresAt by the client's clock whatever the key's TTL.
+--- expiresAt must be after now.
+function sluice.ttl(expiresAt, now, client_time, slack_ms)
   if expiresAt > TWO_53 then
     -- No clock reading passes MAX_TIME (2^53), so a state that expires later, or never (math.huge, Java's
     -- Long.MAX_VALUE: a token bucket refilling 10^12 tokens at one a day) lives until then: the key still
@@ -112,10 +114,19 @@ function sluice.expire(key, expiresAt, now, client_time, slack_ms)
     expiresAt = TWO_53
   end
   if client_time then
-    local ms = sluice.ceil_div(expiresAt - now, 1000) + slack_ms
-    redis.call("PEXPIRE", key, sluice.fmt_int(ms))
+    return "PX", sluice.fmt_int(sluice.ceil_div(expiresAt - now, 1000) + slack_ms)
+  end
+  return "PXAT", sluice.fmt_int(sluice.ceil_div(expiresAt, 1000))
+end
+
+--- Gives an existing key the expiry expiresAt (see sluice.ttl): for keys written by other commands than
+--- save_value (sliding_log's M.save, sync.lua's marker hash).
+function sluice.expire(key, expiresAt, now, client_time, slack_ms)
+  local option, ms = sluice.ttl(expiresAt, now, client_time, slack_ms)
+  if option == "PX" then
+    redis.call("PEXPIRE", key, ms)
   else
-    redis.call("PEXPIREAT", key, sluice.fmt_int(sluice.ceil_div(expiresAt, 1000)))
+    redis.call("PEXPIREAT", key, ms)
   end
 end
 
@@ -131,8 +142,9 @@ function sluice.store_limit(limit, state, now, client_time, slack_ms)
   end
   if limit.alg.save then
     limit.alg.save(limit.key, state, limit.p, limit.fingerprint)
+    sluice.expire(limit.key, expiresAt, now, client_time, slack_ms)
   else
-    sluice.save_value(limit.key, state, limit.alg.fields, limit.fingerprint)
+    local option, ms = sluice.ttl(expiresAt, now, client_time, slack_ms)
+    sluice.save_value(limit.key, state, limit.alg.fields, limit.fingerprint, option, ms)
   end
-  sluice.expire(limit.key, expiresAt, now, client_time, slack_ms)
 end
