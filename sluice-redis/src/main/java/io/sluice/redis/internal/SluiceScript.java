@@ -191,6 +191,37 @@ public final class SluiceScript {
         return lines;
     }
 
+    /**
+     * The same script as a Redis 7 functions library ({@code FUNCTION LOAD}, then {@code FCALL} with the same keys
+     * and arguments as {@code EVALSHA}), measured as the next step of issue 13 (docs/redis-script-protocol.md,
+     * "Redis CPU per decision: the candidates measured"); the store does not call it yet. The libraries and the
+     * loader run inside {@code build()} on the first call, since Redis 7.0 forbids {@code math} and
+     * {@code setmetatable} while a library loads; {@code sluice} and {@code ALG} then stay in the library's
+     * locals, so later calls build no helper and no module again. The dispatcher is the function's body,
+     * unchanged. Redis reports an error line of the library as {@code user_function:N}; a line of the libraries or
+     * algorithms is line {@code N - 2} of {@link #source()}.
+     */
+    public String functionLibrary() {
+        Part dispatcher = parts.get(parts.size() - 1);
+        String[] lines = source.split("\n", -1);
+        String before = String.join("\n", Arrays.copyOfRange(lines, 0, dispatcher.firstLine() - 1)) + "\n";
+        return "#!lua name=" + functionName() + "\n"
+                + "local function build()\n"
+                + before
+                + "return sluice, ALG\n"
+                + "end\n"
+                + "local sluice, ALG = nil, nil\n"
+                + "redis.register_function(\"" + functionName() + "\", function(KEYS, ARGV)\n"
+                + "if sluice == nil then sluice, ALG = build() end\n"
+                + part(dispatcher.path())
+                + "end)\n";
+    }
+
+    /** The library's and its one function's name: versioned by the script's SHA-1, as libraries persist. */
+    public String functionName() {
+        return "sluice_" + sha1;
+    }
+
     /** The full script text. */
     public String source() {
         return source;
