@@ -19,8 +19,9 @@ import java.util.regex.Pattern;
 
 /**
  * The one Lua script every decision runs, concatenated from the resources under {@code io/sluice/redis/lua/}:
- * {@code prelude.lua}, then a loader that {@link #assemble} generates around the algorithm files, then
- * {@code rule.lua}. Built once per JVM, never from request values, so its SHA-1 is stable and {@code EVALSHA}
+ * the libraries {@code lib/*.lua} ({@link #LIBRARIES} at the top level, then {@link #ON_FIRST_USE} inside a
+ * generated {@code __index} function that builds each group the first time a call reads one of its names), then a
+ * loader that {@link #assemble} generates around the algorithm files, then {@code rule.lua}. Built once per JVM, never from request values, so its SHA-1 is stable and {@code EVALSHA}
  * finds it in every Redis script cache. Immutable.
  *
  * <p><b>Only what a call uses is built.</b> Redis runs the whole chunk on every call, and in Lua 5.1 every
@@ -48,6 +49,22 @@ public final class SluiceScript {
      * field of {@code sluice}): the loader builds the other module first.
      */
     static final Map<String, String> NEEDS = Map.of("smooth_warming_up", "smooth_bursty");
+
+    /** The libraries run at the top level of every call, in this order ({@code core.lua} creates {@code sluice}). */
+    static final List<String> LIBRARIES = List.of("core", "arith", "verdict", "state", "clock", "limit");
+
+    /**
+     * The libraries built on first use: each file is one branch of the {@code __index} function of {@code sluice}'s
+     * metatable, entered when a call first reads a name the file defines ({@code function sluice.<name>(}), so a
+     * call that needs none of them (a token-bucket or GCRA rejection) does not build their closures.
+     */
+    static final List<String> ON_FIRST_USE = List.of("arith_sat", "arith_mul_div", "doubles", "state_decode",
+            "state_write");
+
+    /** The first line of the algorithm loader: the libraries end just before it ({@link #library()}). */
+    static final String LOADER = "function sluice.algorithm(name)";
+
+    private static final Pattern DEFINED = Pattern.compile("(?m)^function sluice\\.([a-z_0-9]+)\\(");
 
     private static final Pattern SCRIPT_LINE = Pattern.compile("user_script:(\\d+)");
 
@@ -80,7 +97,7 @@ public final class SluiceScript {
     }
 
     /**
-     * The second script, for synced mode: the same prelude and algorithms, then {@code sync.lua} instead of
+     * The second script, for synced mode: the same libraries and algorithms, then {@code sync.lua} instead of
      * {@code rule.lua}. Its own SHA-1; loaded on first use (NOSCRIPT) like the first after a restart.
      */
     public static SluiceScript sync() {
@@ -91,7 +108,7 @@ public final class SluiceScript {
         return assemble("rule.lua");
     }
 
-    /** Prelude, algorithms, then {@code dispatcher} (the last part, which reads KEYS and ARGV). */
+    /** Libraries, algorithms, then {@code dispatcher} (the last part, which reads KEYS and ARGV). */
     static SluiceScript assemble(String dispatcher) {
         return assemble(dispatcher, ALGORITHMS);
     }
@@ -105,9 +122,32 @@ public final class SluiceScript {
         StringBuilder source = new StringBuilder();
         List<Part> parts = new ArrayList<>();
         Set<String> ported = new LinkedHashSet<>();
-        append(source, parts, "prelude.lua", read("prelude.lua"));
+        for (String lib : LIBRARIES) {
+            append(source, parts, "lib/" + lib + ".lua", read("lib/" + lib + ".lua"));
+        }
+        // The groups built on first use: the first read of a name a file defines runs the whole file.
+        generated(source, "setmetatable(sluice, { __index = function(helpers, name)");
+        String group = "if";
+        for (String lib : ON_FIRST_USE) {
+            String path = "lib/" + lib + ".lua";
+            String text = read(path);
+            List<String> names = new ArrayList<>();
+            Matcher defined = DEFINED.matcher(text);
+            while (defined.find()) {
+                names.add("name == \"" + defined.group(1) + "\"");
+            }
+            if (names.isEmpty()) {
+                throw new IllegalStateException(ROOT + path + " defines no function sluice.<name>(...)");
+            }
+            generated(source, group + " " + String.join(" or ", names) + " then");
+            append(source, parts, path, text);
+            group = "elseif";
+        }
+        generated(source, "else return nil end");
+        generated(source, "return rawget(helpers, name)");
+        generated(source, "end })");
         // sluice.algorithm(name): the module, built by running its file the first time a call asks for it.
-        generated(source, "function sluice.algorithm(name)");
+        generated(source, LOADER);
         generated(source, "local loaded = ALG[name]");
         generated(source, "if loaded ~= nil then return loaded end");
         String branch = "if";
@@ -151,6 +191,37 @@ public final class SluiceScript {
         return lines;
     }
 
+    /**
+     * The same script as a Redis 7 functions library ({@code FUNCTION LOAD}, then {@code FCALL} with the same keys
+     * and arguments as {@code EVALSHA}), measured as the next step of issue 13 (docs/redis-script-protocol.md,
+     * "Redis CPU per decision: the candidates measured"); the store does not call it yet. The libraries and the
+     * loader run inside {@code build()} on the first call, since Redis 7.0 forbids {@code math} and
+     * {@code setmetatable} while a library loads; {@code sluice} and {@code ALG} then stay in the library's
+     * locals, so later calls build no helper and no module again. The dispatcher is the function's body,
+     * unchanged. Redis reports an error line of the library as {@code user_function:N}; a line of the libraries or
+     * algorithms is line {@code N - 2} of {@link #source()}.
+     */
+    public String functionLibrary() {
+        Part dispatcher = parts.get(parts.size() - 1);
+        String[] lines = source.split("\n", -1);
+        String before = String.join("\n", Arrays.copyOfRange(lines, 0, dispatcher.firstLine() - 1)) + "\n";
+        return "#!lua name=" + functionName() + "\n"
+                + "local function build()\n"
+                + before
+                + "return sluice, ALG\n"
+                + "end\n"
+                + "local sluice, ALG = nil, nil\n"
+                + "redis.register_function(\"" + functionName() + "\", function(KEYS, ARGV)\n"
+                + "if sluice == nil then sluice, ALG = build() end\n"
+                + part(dispatcher.path())
+                + "end)\n";
+    }
+
+    /** The library's and its one function's name: versioned by the script's SHA-1, as libraries persist. */
+    public String functionName() {
+        return "sluice_" + sha1;
+    }
+
     /** The full script text. */
     public String source() {
         return source;
@@ -175,7 +246,15 @@ public final class SluiceScript {
         return parts;
     }
 
-    /** The text of one part, e.g. {@code "prelude.lua"}. */
+    /**
+     * The libraries with their generated loader: what every script runs before the algorithm files, for tests that
+     * run an algorithm file or a helper on its own.
+     */
+    String library() {
+        return source.substring(0, source.indexOf(LOADER + "\n"));
+    }
+
+    /** The text of one part, e.g. {@code "lib/core.lua"}. */
     String part(String path) {
         for (Part p : parts) {
             if (p.path().equals(path)) {
@@ -212,7 +291,7 @@ public final class SluiceScript {
                 return p.path() + ":" + (line - p.firstLine() + 1);
             }
         }
-        return line <= lineCount(source) ? "the algorithm loader SluiceScript generates" : "line " + line;
+        return line <= lineCount(source) ? "the loader SluiceScript generates" : "line " + line;
     }
 
     private static String read(String path) {

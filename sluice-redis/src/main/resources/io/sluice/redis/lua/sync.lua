@@ -1,5 +1,5 @@
 -- sync.lua: the dispatcher of synced mode (io.sluice.Mode#synced), the last part of the SECOND script, which is
--- prelude.lua + algorithms/*.lua + sync.lua (rule.lua ends the first one). Each node decides in process; once per
+-- lib/*.lua + algorithms/*.lua + sync.lua (rule.lua ends the first one). Each node decides in process; once per
 -- sync interval it sends, per (rule, key) target, one call of this script that absorbs what the node admitted and
 -- answers with the shared states, which the node decides against until the next sync. docs/redis-script-protocol.md,
 -- "Synced mode", and docs/synced-mode.md say why it is built this way.

@@ -128,7 +128,7 @@ class AbsorbPortsIT {
     }
 
     private void run(String name, java.util.function.Function<Random, Limit> limits) {
-        String source = SluiceScript.get().part("prelude.lua") + "\n"
+        String source = SluiceScript.get().library() + "\n"
                 + SluiceScript.get().part("algorithms/" + name + ".lua") + "\n" + BODY;
         for (int done = 0; done < VECTORS; done += PER_CALL) {
             Limit limit = limits.apply(random);

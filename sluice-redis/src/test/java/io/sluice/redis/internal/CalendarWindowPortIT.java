@@ -85,7 +85,7 @@ class CalendarWindowPortIT {
 
     @Test
     void thePortDecidesAsTheJavaTransition() {
-        String source = SluiceScript.get().part("prelude.lua") + "\n"
+        String source = SluiceScript.get().library() + "\n"
                 + SluiceScript.get().part("algorithms/calendar_window.lua") + "\n" + BODY;
         for (int done = 0; done < VECTORS; done += PER_CALL) {
             List<String> args = new ArrayList<>(List.of("EVAL", source, "0"));
@@ -121,7 +121,7 @@ class CalendarWindowPortIT {
 
     @Test
     void aServerTimeOutsideTheTableIsRefusedNamingBoth() {
-        String source = SluiceScript.get().part("prelude.lua") + "\n"
+        String source = SluiceScript.get().library() + "\n"
                 + SluiceScript.get().part("algorithms/calendar_window.lua") + "\n" + BODY;
         CalendarWindow perMinute = CalendarWindow.of(5, Period.MINUTE, ZoneId.of("Europe/Berlin"));
         long now = 1_774_746_000L * SEC;

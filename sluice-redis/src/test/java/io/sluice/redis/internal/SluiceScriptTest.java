@@ -19,15 +19,20 @@ class SluiceScriptTest {
     @Test
     void partsAreConcatenatedInTheFixedOrder() {
         List<String> paths = script.parts().stream().map(SluiceScript.Part::path).toList();
-        assertThat(paths.get(0)).isEqualTo("prelude.lua");
+        int libraries = SluiceScript.LIBRARIES.size() + SluiceScript.ON_FIRST_USE.size();
+        List<String> expectedLibraries = java.util.stream.Stream.concat(SluiceScript.LIBRARIES.stream(),
+                SluiceScript.ON_FIRST_USE.stream()).map(n -> "lib/" + n + ".lua").toList();
+        assertThat(paths.subList(0, libraries)).isEqualTo(expectedLibraries);
         assertThat(paths.get(paths.size() - 1)).isEqualTo("rule.lua");
-        List<String> algorithms = paths.subList(1, paths.size() - 1);
+        List<String> algorithms = paths.subList(libraries, paths.size() - 1);
         assertThat(algorithms).contains("algorithms/fixed_window.lua");
         // The algorithm files follow SluiceScript.ALGORITHMS, which is AlgorithmName's list: every one is ported.
         List<String> expected = AlgorithmName.names().stream().map(n -> "algorithms/" + n + ".lua").toList();
         assertThat(algorithms).isEqualTo(expected);
         assertThat(script.algorithms()).containsExactlyInAnyOrderElementsOf(AlgorithmName.names());
-        assertThat(script.source()).startsWith("-- prelude.lua");
+        assertThat(script.source()).startsWith("-- lib/core.lua");
+        // Every library file in the resources is in one of the two lists.
+        assertThat(script.library()).doesNotContain(SluiceScript.LOADER).contains("setmetatable(sluice");
     }
 
     @Test
@@ -62,28 +67,30 @@ class SluiceScriptTest {
 
     @Test
     void everyHelperAPartUsesIsDefinedAndEachOneBuiltOnFirstUseIsNamedInItsBranch() {
-        // The prelude defines some helpers at the top level and the others in the __index function of sluice's
-        // metatable, one branch per group, entered when a call first reads one of the names its condition lists.
-        // A helper defined in a branch whose condition does not name it would read as nil until another name of
-        // its group had been read: every such definition must be named in its own branch's condition.
-        String prelude = partText("prelude.lua");
-        int lazyStart = prelude.indexOf("setmetatable(sluice, { __index = function(helpers, name)");
-        assertThat(lazyStart).as("the prelude builds some helpers on first use").isPositive();
+        // The libraries of LIBRARIES define helpers at the top level; those of ON_FIRST_USE are each one branch of
+        // the generated __index function of sluice's metatable, entered when a call first reads one of the names its
+        // condition lists. A helper defined in a branch whose condition does not name it would read as nil until
+        // another name of its group had been read: every such definition must be named in its own branch's condition.
+        String[] lines = script.source().split("\n", -1);
         java.util.Set<String> defined = new java.util.HashSet<>();
-        java.util.regex.Matcher eager = Pattern.compile("(?m)^function sluice\\.([a-z_0-9]+)\\(")
-                .matcher(prelude.substring(0, lazyStart));
-        while (eager.find()) {
-            defined.add(eager.group(1));
+        Pattern definition = Pattern.compile("(?m)^function sluice\\.([a-z_0-9]+)\\(");
+        for (String lib : SluiceScript.LIBRARIES) {
+            java.util.regex.Matcher eager = definition.matcher(partText("lib/" + lib + ".lua"));
+            while (eager.find()) {
+                defined.add(eager.group(1));
+            }
         }
         defined.add("FOREVER");
         defined.add("algorithm");   // the loader SluiceScript generates
-        String lazy = prelude.substring(lazyStart);
-        String[] branches = lazy.split("(?m)^  (?:if|elseif) ");
         int groups = 0;
-        for (int b = 1; b < branches.length; b++) {
-            String branch = branches[b];
-            String condition = branch.substring(0, branch.indexOf(" then"));
-            java.util.regex.Matcher def = Pattern.compile("(?m)^    function sluice\\.([a-z_0-9]+)\\(").matcher(branch);
+        for (SluiceScript.Part part : script.parts()) {
+            String lib = part.path().replaceAll("^lib/(.*)\\.lua$", "$1");
+            if (!SluiceScript.ON_FIRST_USE.contains(lib)) {
+                continue;
+            }
+            String condition = lines[part.firstLine() - 2];
+            assertThat(condition).as(part.path()).matches("(if|elseif) name == .* then");
+            java.util.regex.Matcher def = definition.matcher(partText(part.path()));
             while (def.find()) {
                 assertThat(condition).as("the branch defining sluice." + def.group(1))
                         .contains("name == \"" + def.group(1) + "\"");
@@ -91,7 +98,7 @@ class SluiceScriptTest {
             }
             groups++;
         }
-        assertThat(groups).isGreaterThanOrEqualTo(2);
+        assertThat(groups).isEqualTo(SluiceScript.ON_FIRST_USE.size());
         // Fields the algorithm files add themselves (smooth_bursty's shared code).
         Pattern assigned = Pattern.compile("(?m)^\\s*(?:function )?(?:sluice|S)\\.([A-Za-z_0-9]+)(?: = |\\()");
         Pattern used = Pattern.compile("\\b(?:sluice|S)\\.([A-Za-z_][A-Za-z_0-9]*)");
@@ -114,6 +121,59 @@ class SluiceScriptTest {
     }
 
     @Test
+    void everyFunctionOfAPortIsNamedAfterItsJavaMethodOrMarkedLuaOnly() throws ClassNotFoundException {
+        // A reader puts algorithms/<name>.lua beside the Java class its header names: a function there either has
+        // the name of a method of that class (or of its nested classes and superclasses), or the comment above it
+        // starts with "-- Lua only (why)". M.parse is the Java constructor (docs/redis-script-protocol.md).
+        Pattern ported = Pattern.compile("port of (?:io\\.sluice\\.internal\\.algorithm\\.)?([A-Z][A-Za-z]+)");
+        Pattern function = Pattern.compile("^\\s*(?:local function ([A-Za-z_0-9]+)|function M\\.([A-Za-z_0-9]+))\\(");
+        int marked = 0;
+        for (String name : script.algorithms()) {
+            String text = partText("algorithms/" + name + ".lua");
+            java.util.regex.Matcher header = ported.matcher(text);
+            assertThat(header.find()).as(name + " names the Java class it ports").isTrue();
+            java.util.Set<String> methods = methodNames(Class.forName("io.sluice.internal.algorithm." + header.group(1)));
+            assertThat(methods).as(name).isNotEmpty();
+            String[] lines = text.split("\n", -1);
+            for (int i = 0; i < lines.length; i++) {
+                java.util.regex.Matcher f = function.matcher(lines[i]);
+                if (!f.find()) {
+                    continue;
+                }
+                String fn = f.group(1) != null ? f.group(1) : f.group(2);
+                if (fn.equals("parse") || methods.contains(fn)) {
+                    continue;
+                }
+                int top = i;
+                while (top > 0 && lines[top - 1].trim().startsWith("--")) {
+                    top--;
+                }
+                assertThat(lines[top].trim()).as(name + ".lua:" + (i + 1) + " " + fn
+                        + " is no method of " + header.group(1)).startsWith("-- Lua only (");
+                marked++;
+            }
+        }
+        assertThat(marked).isPositive();
+    }
+
+    private static java.util.Set<String> methodNames(Class<?> type) {
+        java.util.Set<String> names = new java.util.HashSet<>();
+        java.util.ArrayDeque<Class<?>> todo = new java.util.ArrayDeque<>(List.of(type));
+        while (!todo.isEmpty()) {
+            Class<?> c = todo.pop();
+            if (c == null || c == Object.class || c == Record.class) {
+                continue;
+            }
+            for (java.lang.reflect.Method m : c.getDeclaredMethods()) {
+                names.add(m.getName());
+            }
+            todo.addAll(List.of(c.getDeclaredClasses()));
+            todo.add(c.getSuperclass());
+        }
+        return names;
+    }
+
+    @Test
     void noPartCreatesGlobalsOrPassesNumbersToRedisCall() {
         // Redis forbids new globals; every top-level definition must be local (or a field of sluice/ALG).
         Pattern global = Pattern.compile("(?m)^(function [A-Za-z_]+\\(|[A-Za-z_][A-Za-z0-9_]* = )");
@@ -128,7 +188,7 @@ class SluiceScriptTest {
         String message = "ERR user_script:" + (rule.firstLine() + 2) + ": boom script: abc, on @user_script:"
                 + (rule.firstLine() + 2) + ".";
         assertThat(script.explain(message)).contains("user_script:" + (rule.firstLine() + 2) + " (rule.lua:3)");
-        assertThat(script.explain("ERR user_script:1: x")).contains("(prelude.lua:1)");
+        assertThat(script.explain("ERR user_script:1: x")).contains("(lib/core.lua:1)");
     }
 
     @Test
@@ -143,9 +203,11 @@ class SluiceScriptTest {
             assertThat(lines[part.firstLine() - 2]).as(name).matches("(if|elseif) name == \"" + name + "\" then.*");
             assertThat(script.part(part.path())).isEqualTo(rawResource(part.path()));
             assertThat(script.locate(part.firstLine() + 4)).isEqualTo(part.path() + ":5");
-            assertThat(script.locate(part.firstLine() - 1)).isEqualTo("the algorithm loader SluiceScript generates");
+            assertThat(script.locate(part.firstLine() - 1)).isEqualTo("the loader SluiceScript generates");
         }
-        assertThat(lines[script.parts().get(1).firstLine() - 5]).isEqualTo("function sluice.algorithm(name)");
+        SluiceScript.Part first = script.parts().stream().filter(p -> p.path().startsWith("algorithms/")).findFirst()
+                .orElseThrow();
+        assertThat(lines[first.firstLine() - 5]).isEqualTo("function sluice.algorithm(name)");
         assertThat(script.source()).contains("elseif name == \"smooth_warming_up\" then sluice.algorithm(\"smooth_bursty\")");
     }
 

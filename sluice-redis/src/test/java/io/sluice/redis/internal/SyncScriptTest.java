@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** The second script, for synced mode: the decision script's prelude and algorithms, then sync.lua. */
+/** The second script, for synced mode: the decision script's libraries and algorithms, then sync.lua. */
 class SyncScriptTest {
 
     private final SluiceScript sync = SluiceScript.sync();

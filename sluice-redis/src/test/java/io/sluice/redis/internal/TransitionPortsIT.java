@@ -45,7 +45,7 @@ class TransitionPortsIT {
 
     private final Random random = new Random(Long.getLong("sluice.seed", 20261122L));
 
-    /** One call: prelude, the module's files, then a body that runs vectors (see below). */
+    /** One call: the libraries, the module's files, then a body that runs vectors (see below). */
     private static final String BODY = """
             local M = ALG[ARGV[1]]
             local p = M.parse(sluice.words(ARGV[2]))
@@ -210,7 +210,7 @@ class TransitionPortsIT {
     // ------------------------------------------------------------------------------------------ the run
 
     private void run(Case c) {
-        String source = SluiceScript.get().part("prelude.lua") + "\n"
+        String source = SluiceScript.get().library() + "\n"
                 + String.join("\n", c.files().stream().map(f -> SluiceScript.get().part(f)).toList()) + "\n" + BODY;
         for (int done = 0; done < VECTORS; done += PER_CALL) {
             Limit limit = c.limits().apply(random);

@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * The leaky_bucket port at its edges, on standalone and on the cluster: every decision is made by the Lua port
  * and by the Java transition (in memory) on one clock and must be identical ({@link RedisTwin}); the numbers
  * asserted besides are nginx's and the essay's. The leak and the wait are products up to 2^93, computed by the
- * prelude's exact mul_div.
+ * exact mul_div of lib/arith_mul_div.lua.
  */
 @ExtendWith(SharedRedis.class)
 class LeakyBucketRedisIT {

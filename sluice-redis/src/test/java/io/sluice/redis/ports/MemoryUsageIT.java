@@ -158,7 +158,7 @@ class MemoryUsageIT {
 
     /**
      * The states the budgeted algorithms will store once ported, at realistic worst values, written as the
-     * prelude encodes them (PreludeIT checks Lua writes base 36 as Java's Long.toString(x, 36)): a check of
+     * libraries encode them (LuaLibrariesIT checks Lua writes base 36 as Java's Long.toString(x, 36)): a check of
      * the encoding itself, independent of the ports.
      */
     @Test

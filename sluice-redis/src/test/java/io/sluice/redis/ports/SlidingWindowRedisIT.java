@@ -18,7 +18,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 /**
  * The sliding_window port at its edges, on standalone and on the cluster, each call checked against the
  * in-memory store too ({@link RedisTwin}). The estimate's products reach 2^85 with the largest counts
- * and windows, so those cases exercise the prelude's exact mul_div.
+ * and windows, so those cases exercise the exact mul_div of lib/arith_mul_div.lua.
  */
 @ExtendWith(SharedRedis.class)
 class SlidingWindowRedisIT {

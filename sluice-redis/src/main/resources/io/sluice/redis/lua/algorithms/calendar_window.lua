@@ -29,6 +29,7 @@ do
     }
   end
 
+  -- Lua only (Java's CalendarPeriods.end reads zone rules Lua has not: the client sends the table).
   -- CalendarPeriods.end at the server's now, from the client's table: the b[i + 1] with b[i] <= now < b[i + 1].
   -- A now outside the table means the clocks differ by more than a window: refused, never guessed.
   local function windowEnd(now, p)

@@ -31,6 +31,7 @@ do
     return p
   end
 
+  -- Lua only (exactness: tat - now kept as two exact parts).
   -- Java's tat = max(TAT, now) (now for a new key), returned as tat - now, split as
   -- (ahead, offset) with tat - now = ahead + offset: both exact, ahead >= -offset.
   -- (TAT >= now is allowAt >= now - burstOffset: both sides exact.)
@@ -48,6 +49,7 @@ do
     return math.max(0, micros)
   end
 
+  -- Lua only (exactness: tat - now kept as two exact parts).
   -- Java: duration(tat - now), with tat - now = ahead + offset added only when it fits.
   local function durationOf(ahead, offset)
     if ahead > MAX_TIME - offset then

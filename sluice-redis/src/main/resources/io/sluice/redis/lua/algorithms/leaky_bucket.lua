@@ -43,6 +43,7 @@ do
     return p
   end
 
+  -- Lua only (naming: Java's until, a Lua keyword).
   -- Java's until(at, now): at - now, at least 0; NEVER stays NEVER. ("until" is a Lua keyword.)
   local function untilAt(at, now)
     if at == NEVER then

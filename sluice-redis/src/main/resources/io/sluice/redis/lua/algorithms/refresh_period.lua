@@ -31,10 +31,12 @@ do
     }
   end
 
+  -- Lua only (Java's State record's constructor).
   local function state(origin, activeCycle, activePermissions)
     return { origin = origin, activeCycle = activeCycle, activePermissions = activePermissions }
   end
 
+  -- Lua only (Java's View record's constructor).
   -- The state refreshed at an effective now that is never before the active cycle's start (Java's View).
   local function newView(origin, now, cycle, available)
     return { origin = origin, now = now, cycle = cycle, available = available }

@@ -37,6 +37,7 @@ do
     return sum
   end
 
+  -- Lua only (Java's Arrays.copyOfRange).
   -- buckets[from..], a new list (Java's Arrays.copyOfRange).
   local function copyFrom(buckets, from)
     local out = {}

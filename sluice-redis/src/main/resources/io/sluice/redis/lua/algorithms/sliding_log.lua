@@ -8,7 +8,7 @@
 -- permits >= 1.
 --
 -- Storage: the default layout, "<fingerprint>|<log>" with the log's integers in base 36 joined by ',' (field kind
--- "ints", prelude.lua), byte for byte. What differs is how this module reads and writes it (M.load, M.save).
+-- "ints", lib/state.lua), byte for byte. What differs is how this module reads and writes it (M.load, M.save).
 --
 -- Why not a Lua list. A log holds up to limit = 10^6 entries; a decision reads all of them (the count) but changes
 -- only its ends: it drops the entries that left the window from the front, appends one entry at now (or adds to
@@ -67,20 +67,24 @@ do
   local PAIR = "^([0-9a-z]+),([0-9a-z]+)()"
   local COMMA = 44
 
+  -- Lua only (speed: reads the log from its stored text, see the header).
   local function malformed(s)
     error("sluice: expected base-36 integers separated by commas, got '" .. s .. "'")
   end
 
+  -- Lua only (speed: reads the log from its stored text, see the header).
   local function newRun(src, a, b, n, sum)
     return { src = src, a = a, b = b, n = n, sum = sum }
   end
 
+  -- Lua only (speed: reads the log from its stored text, see the header).
   -- A run of one entry, encoded as the default storage encodes it.
   local function single(t, permits)
     local text = S.fmt_b36(t) .. "," .. S.fmt_b36(permits)
     return newRun(text, 1, #text, 1, permits)
   end
 
+  -- Lua only (speed: reads the log from its stored text, see the header).
   -- The entry starting at position pos of src, which ends at b or before a ',': time, permits, and where the
   -- entry after it starts (b + 2 after the last one).
   local function entryAt(src, pos, b)
@@ -91,6 +95,7 @@ do
     return tonumber(t, 36), tonumber(p, 36), e + 1
   end
 
+  -- Lua only (speed: reads the log from its stored text, see the header).
   -- The last entry of run r: time, permits, and where it starts.
   local function lastOf(r)
     local from = r.b - 47
@@ -110,6 +115,7 @@ do
     return tonumber(t, 36), tonumber(p, 36), r.b - #t - #p
   end
 
+  -- Lua only (speed: reads the log from its stored text, see the header).
   -- Entries and permits of the log src[a..], read as the header explains (the prefix src[1..a-1] holds no ',').
   local function count(src, a)
     local rest, ones = src, 0
@@ -152,10 +158,12 @@ do
   -- Shared by every caller: never written to.
   local EMPTY = { runs = {}, n = 0, sum = 0 }
 
+  -- Lua only (speed: reads the log from its stored text, see the header).
   local function newLog(runs, n, sum)
     return { runs = runs, n = n, sum = sum }
   end
 
+  -- Lua only (speed: reads the log from its stored text, see the header).
   local function counted(log)
     if log.n == nil then
       local r = log.runs[1]
@@ -165,6 +173,7 @@ do
     return log
   end
 
+  -- Lua only (speed: reads the log from its stored text, see the header).
   -- The newest entry: time, permits, and where it starts in the last run (read once per log).
   local function newestEntry(log)
     if log.newestTime == nil then
@@ -181,6 +190,7 @@ do
     return log.sum
   end
 
+  -- Lua only (speed: reads the log from its stored text, see the header).
   -- The log from entry position pos of run i on (pos == runs[i].a: from run i whole), with that run's
   -- remaining entries and permits.
   local function suffix(log, i, pos, n, sum)
@@ -397,6 +407,7 @@ do
 
   -- ---------------------------------------------------------------------------------- storage
 
+  -- Lua only (speed: reads the log from its stored text, see the header).
   -- sluice.load_value, without decoding the log: the state, the fingerprint it was written under, whether the
   -- key exists. A value with another number of fields than "<fingerprint>|<log>" reads as no state, as there.
   function M.load(key, p)
@@ -418,6 +429,7 @@ do
     return { log = { runs = { newRun(value, bar + 1, #value, nil, nil) } } }, fingerprint, true
   end
 
+  -- Lua only (speed: reads the log from its stored text, see the header).
   -- sluice.save_value: "<fingerprint>|" and the runs joined by ','. A log that still starts with the whole stored
   -- value (nothing dropped, same fingerprint) is written as that value and what follows it: one copy.
   function M.save(key, state, p, fingerprint)

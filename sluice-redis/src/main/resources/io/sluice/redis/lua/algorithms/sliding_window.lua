@@ -6,10 +6,10 @@
 -- State (SlidingWindowAlgorithm.State): windowStart, previous, current.
 --
 -- Arithmetic: the products previous * (W - e) and (b + 1) * W reach 2^85, far past 2^53, so they go through
--- the prelude's exact sluice.mul_div_floor / mul_div_ceil, which do what the essay's recipe does (24-bit limbs,
--- then a long division with every intermediate below 2^53); their quotients are at most previous or W. The
--- sums windowStart + 2W and windowStart + lifetime can pass 2^53: comparisons and durations are written as
--- differences from windowStart, which are exact, and only expiresAt adds (sluice.time_plus).
+-- the exact sluice.mul_div_floor / mul_div_ceil (lib/arith_mul_div.lua), which do what the essay's recipe
+-- does (24-bit limbs, then a long division with every intermediate below 2^53); their quotients are at most
+-- previous or W. The sums windowStart + 2W and windowStart + lifetime can pass 2^53: comparisons and
+-- durations are written as differences from windowStart, which are exact, and only expiresAt adds (sluice.time_plus).
 do
   local S = sluice
   local M = {}
@@ -29,6 +29,7 @@ do
     return p.window + 1 - S.ceil_div(p.window, count)
   end
 
+  -- Lua only (exactness: Java's expiresAt without the sum that could pass 2^53).
   -- expiresAt(s) - windowStart: Java's expiresAt without the windowStart it adds, so that durations stay exact.
   local function lifetime(s, p)
     if s.current > 0 then

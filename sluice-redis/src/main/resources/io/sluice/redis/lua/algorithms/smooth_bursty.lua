@@ -21,7 +21,7 @@ do
   local NEVER = math.huge           -- Arith.NEVER (Long.MAX_VALUE)
 
   --- Java's (long) cast of a double: NaN gives 0, values beyond the long range saturate, the rest truncate
-  --- toward zero. The saturated Long.MAX_VALUE is math.huge (see the prelude).
+  --- toward zero. The saturated Long.MAX_VALUE is math.huge (see lib/arith_sat.lua).
   local function truncate(micros)
     if micros ~= micros then
       return 0
@@ -47,6 +47,7 @@ do
     return 1000000 / permitsPerSecond
   end
 
+  -- Lua only (SmoothAlgorithm's shared code, which smooth_warming_up builds on).
   --- The shared SmoothAlgorithm. C is the cost curve, the Java subclass's overrides, each taking the parsed
   --- parameters p last (Java's this): storedPermitsToWaitTime(storedPermits, permitsToTake, p),
   --- coolDownIntervalMicros(p), initialStoredPermits(p), and sameLimit(p, q) (the record equality migrate
@@ -57,6 +58,7 @@ do
 
     M.fields = { { "storedPermits", "num" }, { "nextFreeTicketMicros", "int" } }
 
+    -- Lua only (Java's State record's constructor).
     local function state(storedPermits, nextFreeTicketMicros)
       return { storedPermits = storedPermits, nextFreeTicketMicros = nextFreeTicketMicros }
     end

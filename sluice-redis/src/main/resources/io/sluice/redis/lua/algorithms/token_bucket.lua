@@ -51,6 +51,7 @@ do
     return p
   end
 
+  -- Lua only (Java's State record's constructor).
   local function state(tokens, lastRefill, roundingError)
     return { tokens = tokens, lastRefill = lastRefill, roundingError = roundingError }
   end

@@ -14,21 +14,21 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The prelude's exact arithmetic, run in Redis's own Lua against Java's {@link Arith} on shared vectors: the
+ * The Lua libraries' exact arithmetic (lib/arith*.lua, lib/state*.lua), run in Redis's own Lua against Java's {@link Arith} on shared vectors: the
  * helpers every algorithm port relies on to stay bit-identical with the Java transitions.
  */
 @ExtendWith(SharedRedis.class)
-class PreludeIT {
+class LuaLibrariesIT {
 
     private static final long TWO_52 = 1L << 52;
     private static final long TWO_53 = 1L << 53;
 
-    private final String prelude = SluiceScript.get().part("prelude.lua");
+    private final String library = SluiceScript.get().library();
     private final Random random = new Random(20261122);
 
-    /** Runs prelude + body with ARGV = args in Redis; body returns a list of strings. */
+    /** Runs the libraries + body with ARGV = args in Redis; body returns a list of strings. */
     private List<?> eval(String body, List<String> args) {
-        List<String> command = new ArrayList<>(List.of("EVAL", prelude + body, "0"));
+        List<String> command = new ArrayList<>(List.of("EVAL", library + body, "0"));
         command.addAll(args);
         return (List<?>) RedisServer.shared().call(command.toArray(new String[0]));
     }
@@ -181,7 +181,7 @@ class PreludeIT {
                   out[#out + 1] = sluice.fmt_int(sluice.floor_div(a, b))
                   out[#out + 1] = sluice.fmt_int(sluice.floor_mod(a, b))
                   out[#out + 1] = sluice.fmt_int(sluice.ceil_div(a, b))
-                  -- Lua's own operators, which the prelude's comment says are exact in this range.
+                  -- Lua's own operators, which lib/arith.lua's comment says are exact in this range.
                   out[#out + 1] = sluice.fmt_num(math.floor(a / b))
                   out[#out + 1] = sluice.fmt_num(a % b)
                 end

@@ -1,0 +1,103 @@
+-- lib/state.lua: reading a limit's stored state (docs/redis-script-protocol.md, "State storage"). Writing it is
+-- state_write.lua, and states that are not two or three integers are read by state_decode.lua, both built on
+-- first use; they use this file's locals (B36, B36_LONG_MAX, TWO_32, b36_value), which their branches of the
+-- loader see as upvalues.
+--
+
+-- The default storage of a state: ONE Redis string per limit and key, as small as it can be read back exactly
+-- (docs/redis-script-protocol.md, "State storage"):
+--
+--   <fingerprint>|<field 1>|<field 2>|...     e.g. sCp3P_|hefg8dts00|2   (fixed_window 3 1000000 epoch 0:
+--                                                 windowStart 1767225600000000, count 2)
+--
+-- <fingerprint> is the limit version's short fingerprint (ARGV, computed in Java), the fields follow the
+-- module's M.fields in order, and '|' never occurs inside one. The field kinds:
+--   int   an integer (Java long) in base 36, lower case, with a leading '-' when negative ("hefg8dts00" is
+--         1767225600000000); Long.MAX_VALUE (math.huge) is "1y2p0ij32e8e7"
+--   num   a double (Guava's algorithms) as the shortest of %.15g, %.16g, %.17g that reads back bit for bit
+--   ints  a list of integers (Java long[]), each in base 36, joined by ',' ("" for an empty list)
+-- 36 bits of fingerprint and base-36 integers keep a state of three fields at realistic values (times about
+-- 1.8e15 us: 10 digits; counts up to 10^6: 4 digits) within 28 characters, the largest value Redis stores in
+-- its smallest allocation (MEMORY USAGE 120 bytes with a 31-character key; MemoryUsageIT).
+
+local B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+local B36_LONG_MAX = "1y2p0ij32e8e7"
+local TWO_32 = 4294967296
+
+--- The integer of base-36 digits (matched by [0-9a-z]+) and a sign ("-" or ""): exact up to 2^53 (and for every
+--- value fmt_b36 wrote); Long.MAX_VALUE is math.huge.
+local function b36_value(sign, digits)
+  -- Lua 5.1's tonumber(s, 36) is C's strtoul: exact in 64 bits, then rounded to the double, which is the
+  -- integer itself whenever fmt_b36 wrote it.
+  local x = tonumber(digits, 36)
+  if x >= TWO_63 then
+    if sign == "-" then
+      error("sluice: expected a base-36 integer, got '" .. sign .. digits .. "'")
+    end
+    return math.huge
+  end
+  if sign == "-" then
+    return -x
+  end
+  return x
+end
+
+-- A stored value of a fingerprint and two or three base-36 integers, each as its sign and its digits.
+local INTS_2 = "^([^|]*)|(%-?)([0-9a-z]+)|(%-?)([0-9a-z]+)$"
+local INTS_3 = "^([^|]*)|(%-?)([0-9a-z]+)|(%-?)([0-9a-z]+)|(%-?)([0-9a-z]+)$"
+
+--- Reads encode_state: the state (nil when the value has another number of fields: a State record that
+--- gained or lost a component) and the fingerprint it was written under.
+function sluice.decode_state(value, fields)
+  local n = #fields
+  if n == 2 or n == 3 then
+    -- Two or three integer fields (fixed_window, gcra, token_bucket and others: most decisions): one match
+    -- splits the value and checks each field's sign and digits, so arg_b36's own match is not needed, and the
+    -- state table is built at its size. A value it does not match takes the general way below, which tells a
+    -- value of another number of fields (dropped) from a malformed one (an error).
+    local f1, f2, f3 = fields[1], fields[2], fields[3]
+    if f1[2] == "int" and f2[2] == "int" then
+      if n == 2 then
+        local fingerprint, s1, d1, s2, d2 = string.match(value, INTS_2)
+        if fingerprint ~= nil then
+          return { [f1[1]] = b36_value(s1, d1), [f2[1]] = b36_value(s2, d2) }, fingerprint
+        end
+      elseif f3[2] == "int" then
+        local fingerprint, s1, d1, s2, d2, s3, d3 = string.match(value, INTS_3)
+        if fingerprint ~= nil then
+          return { [f1[1]] = b36_value(s1, d1), [f2[1]] = b36_value(s2, d2), [f3[1]] = b36_value(s3, d3) },
+              fingerprint
+        end
+      end
+    end
+  end
+  return sluice.decode_fields(value, fields)
+end
+
+--- GET of a state's key: its value (nil when there is none) and whether the key exists at all. A key of
+--- another type (a state of the hash layout of earlier versions) exists without a value: the dispatcher drops
+--- it explicitly. Shared by load_value and the modules with their own load (sliding_log).
+function sluice.get_value(key)
+  local value = redis.pcall("GET", key)
+  if type(value) == "table" and value.err then
+    if string.find(value.err, "WRONGTYPE", 1, true) then
+      return nil, true
+    end
+    error(value.err)
+  end
+  if not value then
+    return nil, false
+  end
+  return value, true
+end
+
+--- Reads a state stored by save_value. Returns the state (nil when absent or unreadable), the fingerprint it
+--- was written under (nil when absent) and whether the key existed at all (see get_value).
+function sluice.load_value(key, fields)
+  local value, exists = sluice.get_value(key)
+  if value == nil then
+    return nil, nil, exists
+  end
+  local state, fingerprint = sluice.decode_state(value, fields)
+  return state, fingerprint, true
+end
