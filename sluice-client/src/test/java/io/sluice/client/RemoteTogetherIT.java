@@ -36,7 +36,8 @@ class RemoteTogetherIT {
 
     @Test
     void onAClusterTargetsInOneSlotAreDecidedTogetherAndOthersRefused(RedisCluster cluster) {
-        try (ServeProcess server = ServeProcess.start("--store", cluster.uri());
+        // A generous Redis timeout: a cluster connection on a loaded machine takes more than the default 500 ms.
+        try (ServeProcess server = ServeProcess.start("--store", cluster.uri(), "--redis-timeout", "10s");
              RemoteStore store = RemoteStore.builder().uri(server.uri()).timeout(Duration.ofSeconds(30)).build()) {
             Rule user = rule("user", FailurePolicy.raise());
             Rule tenant = rule("tenant", FailurePolicy.raise());
