@@ -104,6 +104,12 @@ public interface RateLimiter extends AutoCloseable {
     /** {@link #tryAcquire(String, long)} without blocking the caller on a remote store. */
     CompletableFuture<Decision> tryAcquireAsync(String key, long permits);
 
+    /**
+     * {@link #tryAcquireAll} without blocking the caller on a remote store ({@link Store#decideTogetherAsync}).
+     * A bad argument throws at once, as {@link #tryAcquireAll} does.
+     */
+    CompletableFuture<Decision> tryAcquireAllAsync(java.util.List<String> keys, long permits);
+
     /** {@link #tryAcquireAtMost} without blocking the caller on a remote store. */
     CompletableFuture<Decision> tryAcquireAtMostAsync(String key, long permits);
 

@@ -44,6 +44,31 @@ public interface Store extends AutoCloseable {
         throw new UnsupportedOperationException(getClass().getName() + " cannot decide several keys all or nothing");
     }
 
+    /**
+     * As {@link #decideTogether}, without blocking the caller on a store that decides elsewhere (Redis, a remote
+     * server). The targets are checked before anything is sent: a bad list throws at once, as
+     * {@link #decideTogether} does; a store failure completes the future exceptionally. The default decides on
+     * the caller's thread, which is right for a store that decides in process.
+     *
+     * @throws IllegalArgumentException for an empty or repeated target, or permits a target's rule can never grant
+     * @throws UnsupportedOperationException when this store cannot decide several targets together
+     */
+    default CompletableFuture<Decision> decideTogetherAsync(List<Target> targets, Request request) {
+        Target.check(targets, request);
+        if (targets.size() == 1) {
+            return decideAsync(targets.get(0).rule(), targets.get(0).key(), request);
+        }
+        Decision d;
+        try {
+            d = decideTogether(targets, request);
+        } catch (IllegalArgumentException | UnsupportedOperationException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return CompletableFuture.completedFuture(d);
+    }
+
     /** Returns a concurrency lease; false when the lease is unknown or already expired. */
     boolean release(Rule rule, String key, long lease);
 

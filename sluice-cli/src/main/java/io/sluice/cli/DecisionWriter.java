@@ -14,11 +14,13 @@ import java.io.Writer;
  * {"t_ms":1000,"key":"u1","lease":1000000,"released":true}                     release
  * {"t_ms":1000,"key":"u1","ok":true}                                           reset
  * {"t_ms":1000,"limit":"per_min","ok":true}                                    set_limit
+ * {"t_ms":1000,"keys":["u1","t1"],"allowed":true,...}                          try_all
  * </pre>
  *
  * {@code lease} is added to a decision that granted one; {@code shadow_limit} and {@code shadow_retry_after_ms}
  * to one that a shadow limit would have rejected (the limit, and the retry-after it would have given);
- * {@code retry_after_ms} is {@code null} when no amount of waiting alone would do.
+ * {@code retry_after_ms} is {@code null} when no amount of waiting alone would do. A {@code try_all} line names
+ * its keys in the trace's order, and its one decision holds for every one of them (all or nothing).
  */
 final class DecisionWriter {
 
@@ -34,7 +36,14 @@ final class DecisionWriter {
         s.setLength(0);
         s.append("{\"t_ms\":");
         Millis.append(s, l.timeMicros());
-        if (l.op() == TraceOp.SET_LIMIT) {
+        if (l.op() == TraceOp.TRY_ALL) {
+            s.append(",\"keys\":[");
+            for (int i = 0; i < l.targets().size(); i++) {
+                string(s.append(i == 0 ? "" : ","), l.targets().get(i).key());
+            }
+            s.append(']');
+            decision(s, outcome.decision());
+        } else if (l.op() == TraceOp.SET_LIMIT) {
             s.append(",\"limit\":");
             string(s, l.limit());
             s.append(",\"ok\":true}\n");

@@ -216,7 +216,7 @@ final class Replay {
 
     private static void gather(Run run, TraceLine line, Simulation.Outcome outcome) throws UsageException {
         if (run.summary != null) {
-            run.summary.record(line, outcome.rule(), outcome.decision());
+            run.summary.record(line, outcome);
         }
         if (line.op().charges()) {
             boolean allowed = outcome.decision().allowed();

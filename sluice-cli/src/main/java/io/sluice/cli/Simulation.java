@@ -2,6 +2,7 @@ package io.sluice.cli;
 
 import io.sluice.Decision;
 import io.sluice.Limit;
+import io.sluice.Request;
 import io.sluice.RateLimiter;
 import io.sluice.Rule;
 import io.sluice.Store;
@@ -27,8 +28,15 @@ final class Simulation implements AutoCloseable {
     /** {@code acquire} without {@code max_wait_ms}: the limiter treats any wait this long as unbounded. */
     private static final Duration UNBOUNDED = ChronoUnit.FOREVER.getDuration();
 
-    /** What one line did: a decision, or for {@code release} whether the lease was held. */
-    record Outcome(Rule rule, Decision decision, boolean released) {}
+    /**
+     * What one line did: a decision, or for {@code release} whether the lease was held. {@code targetRules}: for
+     * {@code try_all}, the rule of each target in the line's order (and {@code rule} the first); else empty.
+     */
+    record Outcome(Rule rule, Decision decision, boolean released, List<Rule> targetRules) {
+        Outcome(Rule rule, Decision decision, boolean released) {
+            this(rule, decision, released, List.of());
+        }
+    }
 
     private final RuleFile rules;
     private final String traceSource;
@@ -60,6 +68,9 @@ final class Simulation implements AutoCloseable {
             setLimit(line);
             return new Outcome(null, null, false);
         }
+        if (line.op() == TraceOp.TRY_ALL) {
+            return tryAll(line);
+        }
         RateLimiter limiter = limiterFor(line);
         Rule rule = limiter.rule();
         try {
@@ -89,18 +100,58 @@ final class Simulation implements AutoCloseable {
         }
     }
 
+    /**
+     * {@code try_all}: one {@link Store#decideTogether} over the targets, each under its rule as it is now
+     * (the rules' limiters hold them, {@code set_limit} included).
+     */
+    private Outcome tryAll(TraceLine line) throws InputException {
+        List<Store.Target> targets = new ArrayList<>(line.targets().size());
+        List<Rule> targetRules = new ArrayList<>(line.targets().size());
+        for (int i = 0; i < line.targets().size(); i++) {
+            TraceLine.Target t = line.targets().get(i);
+            Rule rule = limiterFor(t.rule(), t.limit(), line, sameRule(line) ? "" : "targets[" + i + "].").rule();
+            targets.add(new Store.Target(rule, t.key()));
+            targetRules.add(rule);
+        }
+        try {
+            Decision d = store.decideTogether(targets, Request.tryAcquire(line.permits()));
+            return new Outcome(targetRules.get(0), d, false, List.copyOf(targetRules));
+        } catch (IllegalArgumentException e) {
+            // A repeated target, permits beyond a rule's capacity, or (Redis Cluster) keys in different slots.
+            String message = e.getMessage();
+            throw InputException.at(traceSource, line.line(), message.startsWith("permits") ? "permits"
+                    : sameRule(line) ? "keys" : "targets", message);
+        }
+    }
+
+    /** Whether every target of a {@code try_all} line names the same rule or limit (as {@code keys} do). */
+    private static boolean sameRule(TraceLine line) {
+        TraceLine.Target first = line.targets().get(0);
+        return line.targets().stream().allMatch(t -> java.util.Objects.equals(t.rule(), first.rule())
+                && java.util.Objects.equals(t.limit(), first.limit()));
+    }
+
     /** The limiter for the line's rule, made on first use from the limits as they are now. */
     private RateLimiter limiterFor(TraceLine line) throws InputException {
-        boolean byRule = line.rule() != null;
-        RateLimiter limiter = byRule ? ruleLimiters.get(line.rule()) : limitLimiters.get(line.limit());
+        return limiterFor(line.rule(), line.limit(), line, "");
+    }
+
+    /**
+     * The limiter of {@code ruleName} (or, when null, of a rule of the one limit {@code limitName}); {@code at}
+     * prefixes the field an unknown name is reported at ({@code targets[1].} for a target).
+     */
+    private RateLimiter limiterFor(String ruleName, String limitName, TraceLine line, String at)
+            throws InputException {
+        boolean byRule = ruleName != null;
+        RateLimiter limiter = byRule ? ruleLimiters.get(ruleName) : limitLimiters.get(limitName);
         if (limiter != null) {
             return limiter;
         }
         Rule rule;
         if (byRule) {
-            Rule defined = rules.rules().get(line.rule());
+            Rule defined = rules.rules().get(ruleName);
             if (defined == null) {
-                throw InputException.at(traceSource, line.line(), "rule", "unknown rule \"" + line.rule() + "\" in "
+                throw InputException.at(traceSource, line.line(), at + "rule", "unknown rule \"" + ruleName + "\" in "
                         + rules.source() + (rules.rules().isEmpty() ? ", which defines no rules"
                         : "; it defines " + String.join(", ", rules.rules().keySet())));
             }
@@ -109,12 +160,12 @@ final class Simulation implements AutoCloseable {
                 current.add(limits.get(l.name()));
             }
             // The rule's shadow limits watch here too; its mode does not apply (replay decides exactly).
-            rule = Rule.of(line.rule(), current).withShadow(defined.shadow().toArray(String[]::new));
+            rule = Rule.of(ruleName, current).withShadow(defined.shadow().toArray(String[]::new));
         } else {
-            rule = Rule.of(LIMIT_RULE_PREFIX + line.limit(), knownLimit(line));
+            rule = Rule.of(LIMIT_RULE_PREFIX + limitName, knownLimit(limitName, line, at + "limit"));
         }
         limiter = RateLimiter.builder(rule).store(store).build();
-        (byRule ? ruleLimiters : limitLimiters).put(byRule ? line.rule() : line.limit(), limiter);
+        (byRule ? ruleLimiters : limitLimiters).put(byRule ? ruleName : limitName, limiter);
         return limiter;
     }
 
@@ -141,9 +192,13 @@ final class Simulation implements AutoCloseable {
     }
 
     private Limit knownLimit(TraceLine line) throws InputException {
-        Limit limit = limits.get(line.limit());
+        return knownLimit(line.limit(), line, "limit");
+    }
+
+    private Limit knownLimit(String name, TraceLine line, String field) throws InputException {
+        Limit limit = limits.get(name);
         if (limit == null) {
-            throw InputException.at(traceSource, line.line(), "limit", "unknown limit \"" + line.limit() + "\" in "
+            throw InputException.at(traceSource, line.line(), field, "unknown limit \"" + name + "\" in "
                     + rules.source() + "; it defines " + String.join(", ", limits.keySet()));
         }
         return limit;

@@ -44,17 +44,29 @@ final class Summary {
     }
 
     /** Counts one line (every line counts towards the line total; only charging ones towards a group). */
-    void record(TraceLine line, Rule rule, Decision decision) {
+    void record(TraceLine line, Simulation.Outcome outcome) {
         lines++;
         if (!line.op().charges()) {
             return;
         }
+        if (line.op() == TraceOp.TRY_ALL) {
+            // Each key of an all-or-nothing line was decided (and charged) as its rule's request.
+            for (int i = 0; i < line.targets().size(); i++) {
+                record(outcome.targetRules().get(i), line.targets().get(i).key(), line.timeMicros(),
+                        outcome.decision());
+            }
+        } else {
+            record(outcome.rule(), line.key(), line.timeMicros(), outcome.decision());
+        }
+    }
+
+    private void record(Rule rule, String key, long timeMicros, Decision decision) {
         RuleKeys keys = rules.get(rule.name());
         if (keys == null) {
             keys = new RuleKeys(rule.name(), longestWindow(rule));
             rules.put(rule.name(), keys);
         }
-        keys.record(line.key(), line.timeMicros(), decision);
+        keys.record(key, timeMicros, decision);
     }
 
     void print(PrintStream out, String title) {

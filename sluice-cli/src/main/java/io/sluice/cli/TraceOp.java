@@ -17,7 +17,12 @@ enum TraceOp {
     /** {@code RateLimiter.reset}: forgets the key. */
     RESET,
     /** {@code RateLimiter.updateLimit} on every rule that uses the limit. */
-    SET_LIMIT;
+    SET_LIMIT,
+    /**
+     * {@code Store.decideTogether}: several (rule, key) targets tried all or nothing, now
+     * ({@code RateLimiter.tryAcquireAll} when they share one rule).
+     */
+    TRY_ALL;
 
     /** The name in traces, e.g. {@code try_at_most}. */
     String wireName() {
@@ -26,12 +31,12 @@ enum TraceOp {
 
     /** Whether this op is decided like a request (output: a decision). */
     boolean decides() {
-        return this == TRY || this == TRY_AT_MOST || this == ACQUIRE || this == PEEK;
+        return this == TRY || this == TRY_AT_MOST || this == ACQUIRE || this == PEEK || this == TRY_ALL;
     }
 
     /** Whether this op can charge permits (counted in the summary and the chart). */
     boolean charges() {
-        return this == TRY || this == TRY_AT_MOST || this == ACQUIRE;
+        return this == TRY || this == TRY_AT_MOST || this == ACQUIRE || this == TRY_ALL;
     }
 
     /** The op with this trace name, or null. */

@@ -11,6 +11,7 @@ import io.sluice.RateLimiter;
 import java.io.BufferedReader;
 import java.io.Closeable;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -23,7 +24,7 @@ final class TraceReader implements Closeable {
     static final long MAX_TIME_MICROS = 1L << 53;
 
     private static final List<String> FIELDS = List.of("t_ms", "op", "key", "rule", "limit", "permits",
-            "max_wait_ms", "lease", "params");
+            "max_wait_ms", "lease", "params", "keys", "targets");
     private static final int T_MS = 1;
     private static final int OP = 1 << 1;
     private static final int KEY = 1 << 2;
@@ -33,6 +34,8 @@ final class TraceReader implements Closeable {
     private static final int MAX_WAIT = 1 << 6;
     private static final int LEASE = 1 << 7;
     private static final int PARAMS = 1 << 8;
+    private static final int KEYS = 1 << 9;
+    private static final int TARGETS = 1 << 10;
 
     private final BufferedReader in;
     private final String source;
@@ -96,6 +99,7 @@ final class TraceReader implements Closeable {
         long maxWait = Long.MAX_VALUE;
         long lease = 0;
         JsonNode params = null;
+        JsonNode list = null;
         try (JsonParser p = json.createParser(text)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw error("", "expected a JSON object (one request per line)");
@@ -120,7 +124,7 @@ final class TraceReader implements Closeable {
                         op = TraceOp.byWireName(name);
                         if (op == null) {
                             throw error(field, "expected one of try, try_at_most, acquire, peek, release, reset,"
-                                    + " set_limit; was \"" + name + "\"");
+                                    + " set_limit, try_all; was \"" + name + "\"");
                         }
                         break;
                     }
@@ -142,6 +146,13 @@ final class TraceReader implements Closeable {
                     case LEASE:
                         lease = integer(p, value, field);
                         break;
+                    case KEYS:
+                    case TARGETS:
+                        if (value != JsonToken.START_ARRAY) {
+                            throw error(field, "expected a list; was " + describe(p, value));
+                        }
+                        list = p.readValueAsTree();
+                        break;
                     default:
                         if (value != JsonToken.START_OBJECT) {
                             throw error(field, "expected an object of limit parameters, e.g. {\"limit\": 20}; was "
@@ -157,7 +168,69 @@ final class TraceReader implements Closeable {
             throw InputException.at(source, lineNumber, "", "not valid JSON (column "
                     + (e.getLocation() == null ? "?" : e.getLocation().getColumnNr()) + "): " + e.getOriginalMessage());
         }
-        return check(seen, time, op, key, rule, limit, permits, maxWait, lease, params);
+        TraceLine line = check(seen, time, op, key, rule, limit, permits, maxWait, lease, params);
+        return op == TraceOp.TRY_ALL ? withTargets(line, seen, list) : line;
+    }
+
+    /**
+     * A {@code try_all} line's targets: {@code keys} under the line's rule or limit, or {@code targets}, each
+     * <code>{"rule" or "limit", "key"}</code>; exactly one of the two, with at least one key.
+     */
+    private TraceLine withTargets(TraceLine line, int seen, JsonNode list) throws InputException {
+        boolean byKeys = (seen & KEYS) != 0;
+        if (byKeys == ((seen & TARGETS) != 0)) {
+            throw error(byKeys ? "targets" : "keys", "expected exactly one of keys (keys of the line's rule or"
+                    + " limit) and targets (a list of {\"rule\" or \"limit\", \"key\"})");
+        }
+        String field = byKeys ? "keys" : "targets";
+        if (list.isEmpty()) {
+            throw error(field, "expected at least one " + (byKeys ? "key" : "target"));
+        }
+        List<TraceLine.Target> targets = new ArrayList<>(list.size());
+        for (int i = 0; i < list.size(); i++) {
+            JsonNode n = list.get(i);
+            String at = field + "[" + i + "]";
+            if (byKeys) {
+                if (!n.isTextual()) {
+                    throw error(at, "expected a key (a string); was " + n);
+                }
+                targets.add(new TraceLine.Target(line.rule(), line.limit(), checkedKey(n.textValue(), at)));
+                continue;
+            }
+            if (!n.isObject()) {
+                throw error(at, "expected {\"rule\" or \"limit\", \"key\"}; was " + n);
+            }
+            for (java.util.Iterator<String> names = n.fieldNames(); names.hasNext(); ) {
+                String name = names.next();
+                if (!name.equals("rule") && !name.equals("limit") && !name.equals("key")) {
+                    throw error(at + "." + name, "unknown field; a target has rule (or limit) and key");
+                }
+            }
+            if (n.has("rule") == n.has("limit")) {
+                throw error(at, "expected exactly one of rule (a rule name) and limit (a limit name)");
+            }
+            String name = n.has("rule") ? "rule" : "limit";
+            if (!n.get(name).isTextual()) {
+                throw error(at + "." + name, "expected a string; was " + n.get(name));
+            }
+            JsonNode k = n.get("key");
+            if (k == null || !k.isTextual()) {
+                throw error(at + ".key", k == null ? "missing; a target needs its key" : "expected a string; was " + k);
+            }
+            String ruleName = n.has("rule") ? n.get("rule").textValue() : null;
+            String limitName = n.has("limit") ? n.get("limit").textValue() : null;
+            targets.add(new TraceLine.Target(ruleName, limitName, checkedKey(k.textValue(), at + ".key")));
+        }
+        return new TraceLine(line.line(), line.op(), line.timeMicros(), null, null, null, line.permits(),
+                line.maxWaitMicros(), line.lease(), null, List.copyOf(targets));
+    }
+
+    private String checkedKey(String key, String field) throws InputException {
+        try {
+            return RateLimiter.checkKey(key);
+        } catch (IllegalArgumentException e) {
+            throw error(field, e.getMessage());
+        }
     }
 
     /** Which fields the op takes, and their values' ranges. */
@@ -185,6 +258,11 @@ final class TraceReader implements Closeable {
                 allowed = KEY | RULE | LIMIT | PERMITS | MAX_WAIT;
                 required = KEY;
                 break;
+            case TRY_ALL:
+                // keys with one rule (or limit), or targets naming their own: withTargets checks which.
+                allowed = (seen & TARGETS) != 0 ? TARGETS | PERMITS : KEYS | RULE | LIMIT | PERMITS;
+                required = 0;
+                break;
             default:
                 allowed = KEY | RULE | LIMIT | PERMITS;
                 required = KEY;
@@ -199,7 +277,8 @@ final class TraceReader implements Closeable {
                 throw error(FIELDS.get(i), "missing; op " + op.wireName() + " needs it");
             }
         }
-        if (op != TraceOp.SET_LIMIT && ((seen & RULE) == 0) == ((seen & LIMIT) == 0)) {
+        boolean ownTargets = op == TraceOp.TRY_ALL && (seen & TARGETS) != 0;
+        if (op != TraceOp.SET_LIMIT && !ownTargets && ((seen & RULE) == 0) == ((seen & LIMIT) == 0)) {
             throw error((seen & RULE) != 0 ? "limit" : "rule", "expected exactly one of rule (a rule name) and"
                     + " limit (a limit name, meaning a rule of that one limit)");
         }
@@ -241,6 +320,10 @@ final class TraceReader implements Closeable {
                 return LEASE;
             case "params":
                 return PARAMS;
+            case "keys":
+                return KEYS;
+            case "targets":
+                return TARGETS;
             default:
                 return 0;
         }

@@ -58,7 +58,8 @@ class ReplayBadInputTest {
     @Test
     void unknownAndDuplicateFields() throws IOException {
         assertBadTrace("{\"t_ms\": 1000, \"key\": \"u1\", \"rule\": \"api\", \"weight\": 2}",
-                "weight: unknown field; a trace line has t_ms, op, key, rule, limit, permits, max_wait_ms, lease, params");
+                "weight: unknown field; a trace line has t_ms, op, key, rule, limit, permits, max_wait_ms, lease, params,"
+                        + " keys, targets");
         assertBadTrace("{\"t_ms\": 1000, \"key\": \"u1\", \"key\": \"u2\", \"rule\": \"api\"}",
                 "key: appears twice in the line");
     }
@@ -83,7 +84,7 @@ class ReplayBadInputTest {
         assertBadTrace("{\"t_ms\": 1000, \"key\": 42, \"rule\": \"api\"}", "key: expected a string; was 42");
         assertBadTrace("{\"t_ms\": 1000, \"key\": \"\", \"rule\": \"api\"}", "key: key must be a non-empty string");
         assertBadTrace("{\"t_ms\": 1000, \"key\": \"u1\", \"rule\": \"api\", \"op\": \"take\"}",
-                "op: expected one of try, try_at_most, acquire, peek, release, reset, set_limit; was \"take\"");
+                "op: expected one of try, try_at_most, acquire, peek, release, reset, set_limit, try_all; was \"take\"");
     }
 
     @Test
@@ -125,6 +126,33 @@ class ReplayBadInputTest {
     void requestNoRuleCouldGrant() throws IOException {
         assertBadTrace("{\"t_ms\": 1000, \"key\": \"u1\", \"rule\": \"api\", \"permits\": 3}",
                 "permits: permits must be in [1, 2] for rule 'api', was 3");
+    }
+
+    @Test
+    void badTryAllLines() throws IOException {
+        String tryAll = "{\"t_ms\": 1000, \"op\": \"try_all\", ";
+        assertBadTrace(tryAll + "\"rule\": \"api\"}", "keys: expected exactly one of keys (keys of the line's"
+                + " rule or limit) and targets (a list of {\"rule\" or \"limit\", \"key\"})");
+        assertBadTrace(tryAll + "\"rule\": \"api\", \"keys\": []}", "keys: expected at least one key");
+        assertBadTrace(tryAll + "\"rule\": \"api\", \"keys\": \"u1\"}", "keys: expected a list; was the string \"u1\"");
+        assertBadTrace(tryAll + "\"rule\": \"api\", \"keys\": [\"u1\", 2]}", "keys[1]: expected a key (a string); was 2");
+        assertBadTrace(tryAll + "\"keys\": [\"u1\"]}", "rule: expected exactly one of rule (a rule name) and limit"
+                + " (a limit name, meaning a rule of that one limit)");
+        assertBadTrace(tryAll + "\"rule\": \"api\", \"targets\": [{\"rule\": \"api\", \"key\": \"u1\"}]}",
+                "rule: op try_all does not take rule");
+        assertBadTrace(tryAll + "\"targets\": [{\"rule\": \"api\"}]}", "targets[0].key: missing; a target needs its key");
+        assertBadTrace(tryAll + "\"targets\": [{\"rule\": \"api\", \"limit\": \"per_sec\", \"key\": \"u1\"}]}",
+                "targets[0]: expected exactly one of rule (a rule name) and limit (a limit name)");
+        assertBadTrace(tryAll + "\"targets\": [{\"rule\": \"api\", \"key\": \"u1\", \"weight\": 1}]}",
+                "targets[0].weight: unknown field; a target has rule (or limit) and key");
+        assertBadTrace(tryAll + "\"targets\": [{\"rule\": \"api\", \"key\": \"u1\"}, {\"rule\": \"web\", \"key\": \"u1\"}]}",
+                "targets[1].rule: unknown rule \"web\" in " + rules + "; it defines api");
+        assertBadTrace(tryAll + "\"rule\": \"api\", \"keys\": [\"u1\", \"u1\"]}",
+                "keys: targets must be distinct; rule 'api' on key 'u1' appears twice");
+        assertBadTrace(tryAll + "\"rule\": \"api\", \"keys\": [\"u1\", \"u2\"], \"permits\": 3}",
+                "permits: permits must be in [1, 2] for rule 'api', was 3");
+        assertBadTrace(tryAll + "\"rule\": \"api\", \"keys\": [\"u1\"], \"permits\": 0}",
+                "permits: expected an integer of at least 1; was 0");
     }
 
     @Test

@@ -84,6 +84,27 @@ class ReplayRedisIT {
         assertSameOnRedis(CLUSTER_TRACE, cluster.uri());
     }
 
+    /** try_all over keys of one {tag}: one slot, so the cluster decides them together as memory does. */
+    @Test
+    @Order(2)
+    void theClusterDecidesTargetsOfOneSlotTogetherAsMemoryDoes(RedisCluster cluster) throws IOException {
+        assertSameOnRedis("together", cluster.uri());
+    }
+
+    /** try_all over keys in different slots: a clear error naming the line and what to do, exit 1. */
+    @Test
+    @Order(2)
+    void theClusterRefusesTargetsInDifferentSlots(RedisCluster cluster, @TempDir Path dir) throws IOException {
+        Path trace = dir.resolve("slots.jsonl");
+        Files.writeString(trace, "{\"t_ms\": 1767225600000, \"op\": \"try_all\", \"rule\": \"user\", "
+                + "\"keys\": [\"u1\", \"u2\", \"u3\"]}\n");
+        ReplayRun run = replay("--rules", resource("together.yaml"), "--trace", trace, "--store", cluster.uri());
+
+        assertThat(run.exitCode()).isEqualTo(1);
+        assertThat(run.err()).startsWith("sluice replay: " + trace + ":1: keys: targets user/'u1'")
+                .contains("hash to different Redis Cluster slots").contains("{tag}").doesNotContain("Exception");
+    }
+
     private static void assertSameOnRedis(String trace, String store) throws IOException {
         ReplayRun memory = replay("--rules", resource(trace + ".yaml"), "--trace", resource(trace + ".jsonl"));
         ReplayRun redis = replay("--rules", resource(trace + ".yaml"), "--trace", resource(trace + ".jsonl"),

@@ -35,9 +35,4 @@ class RemoteRedisContractIT extends StoreContract {
         // RemoteOutageIT is about timeouts.
         return RemoteStore.builder().uri(server.uri()).clock(clock).timeout(Duration.ofSeconds(30)).build();
     }
-
-    @Override
-    protected java.util.Map<String, String> casesNotApplicable() {
-        return togetherCases("the remote protocol has no request over several keys yet (Store.decideTogether)");
-    }
 }

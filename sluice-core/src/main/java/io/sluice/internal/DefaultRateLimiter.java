@@ -79,6 +79,19 @@ public final class DefaultRateLimiter implements RateLimiter {
     @Override
     public Decision tryAcquireAll(List<String> keys, long permits) {
         Rule r = rule;
+        Decision d = store.decideTogether(targets(r, keys), Request.tryAcquire(checkPermits(r, permits)));
+        return listening ? tellAll(r, keys, d) : d;
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireAllAsync(List<String> keys, long permits) {
+        Rule r = rule;
+        CompletableFuture<Decision> f = store.decideTogetherAsync(targets(r, keys),
+                Request.tryAcquire(checkPermits(r, permits)));
+        return listening ? f.thenApply(d -> tellAll(r, keys, d)) : f;
+    }
+
+    private static List<Store.Target> targets(Rule r, List<String> keys) {
         if (keys == null || keys.isEmpty()) {
             throw new IllegalArgumentException("keys must hold at least one key");
         }
@@ -86,10 +99,12 @@ public final class DefaultRateLimiter implements RateLimiter {
         for (String key : keys) {
             targets.add(new Store.Target(r, key));
         }
-        Decision d = store.decideTogether(targets, Request.tryAcquire(checkPermits(r, permits)));
-        if (listening) {
-            keys.forEach(key -> tell(r, key, d));
-        }
+        return targets;
+    }
+
+    /** The listener hears an all-or-nothing decision once per key: each key was decided (and charged) by it. */
+    private Decision tellAll(Rule r, List<String> keys, Decision d) {
+        keys.forEach(key -> tell(r, key, d));
         return d;
     }
 

@@ -13,7 +13,6 @@ import com.linecorp.armeria.server.HttpService;
 import com.linecorp.armeria.server.ServiceRequestContext;
 import io.sluice.Decision;
 import io.sluice.RateLimiter;
-import io.sluice.Request;
 import io.sluice.Store;
 import io.sluice.http.RateLimitFields;
 import java.util.ArrayList;
@@ -34,8 +33,8 @@ import java.util.function.Supplier;
  * on its own (a batch is not atomic), and a check whose store call failed has <code>{"error": ...}</code> and
  * makes the status 503. With {@code "atomic": true} the batch's checks (each a {@code try}, all for the same
  * permits) are decided as one request over all their (rule, key) targets, all or nothing
- * ({@link Store#decideTogether}), and every result is that one decision; targets the store cannot decide together
- * (on Redis Cluster, keys in different slots) are a 400. Invalid input is a 400 with <code>{"error": ...}</code> naming the field, before
+ * ({@link AtomicBatch}), and every result is that one decision, with the header fields of a single check's
+ * answer; targets the store cannot decide together (on Redis Cluster, keys in different slots) are a 400. Invalid input is a 400 with <code>{"error": ...}</code> naming the field, before
  * anything is charged; a store failure of a single check is a 503.
  */
 final class CheckService implements HttpService {
@@ -49,7 +48,7 @@ final class CheckService implements HttpService {
     private final StoreErrors storeErrors;
     private final boolean batch;
     private final int maxBodyBytes;
-    private final Store store;
+    private final AtomicBatch atomicBatch;
 
     CheckService(Supplier<RuleSet> rules, CheckRequest parser, EnvoyDecider envoy, ServerMetrics metrics,
                  StoreErrors storeErrors, boolean batch, int maxBodyBytes) {
@@ -59,7 +58,7 @@ final class CheckService implements HttpService {
     /** @param store the store the rules are bound to, for atomic batches; null refuses them */
     CheckService(Supplier<RuleSet> rules, CheckRequest parser, EnvoyDecider envoy, ServerMetrics metrics,
                  StoreErrors storeErrors, boolean batch, int maxBodyBytes, Store store) {
-        this.store = store;
+        this.atomicBatch = new AtomicBatch(store, metrics, storeErrors);
         this.rules = rules;
         this.parser = parser;
         this.envoy = envoy;
@@ -96,7 +95,7 @@ final class CheckService implements HttpService {
             return CompletableFuture.completedFuture(HttpResponses.error(HttpStatus.BAD_REQUEST, e.getMessage()));
         }
         if (atomic) {
-            return decideTogether(checks, start, ctx);
+            return atomicBatch.decide(checks, start, ctx);
         }
         List<CompletableFuture<Outcome>> outcomes = new ArrayList<>(checks.size());
         for (CheckRequest.Check check : checks) {
@@ -107,47 +106,6 @@ final class CheckService implements HttpService {
             List<Outcome> done = outcomes.stream().map(CompletableFuture::join).toList();
             return batch ? batchResponse(done) : singleResponse(done.get(0));
         });
-    }
-
-    /**
-     * An atomic batch: one {@link Store#decideTogether} call, off the event loop since it blocks on a remote
-     * store; the decision is every check's result.
-     */
-    private CompletableFuture<HttpResponse> decideTogether(List<CheckRequest.Check> checks, long start,
-                                                           ServiceRequestContext ctx) {
-        List<Store.Target> targets = new ArrayList<>(checks.size());
-        for (CheckRequest.Check check : checks) {
-            CheckRequest.RuleCheck c = (CheckRequest.RuleCheck) check;
-            targets.add(new Store.Target(c.bound().rule(), c.key()));
-        }
-        long permits = ((CheckRequest.RuleCheck) checks.get(0)).permits();
-        if (store == null) {
-            metrics.invalidRequest(API);
-            return CompletableFuture.completedFuture(HttpResponses.error(HttpStatus.BAD_REQUEST,
-                    "atomic: this server does not decide batches atomically"));
-        }
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                Decision d = store.decideTogether(targets, Request.tryAcquire(permits));
-                for (Store.Target t : targets) {
-                    metrics.decision(API, t.rule().name(), d.allowed() ? ServerMetrics.ALLOWED
-                            : ServerMetrics.REJECTED);
-                }
-                String json = Json.decision(new StringBuilder(160), d).toString();
-                List<Outcome> outcomes = new ArrayList<>(targets.size());
-                for (int i = 0; i < targets.size(); i++) {
-                    outcomes.add(new Outcome(json, !d.allowed(), null, null, 0, null));
-                }
-                metrics.latency(API, start);
-                return batchResponse(outcomes);
-            } catch (IllegalArgumentException | UnsupportedOperationException e) {
-                metrics.invalidRequest(API);
-                return HttpResponses.error(HttpStatus.BAD_REQUEST, "atomic: " + describe(e));
-            } catch (RuntimeException e) {
-                storeErrors.record(API, e);
-                return HttpResponses.error(HttpStatus.SERVICE_UNAVAILABLE, "store unavailable: " + describe(e));
-            }
-        }, ctx.blockingTaskExecutor());
     }
 
     private CompletableFuture<Outcome> decide(RuleSet snapshot, CheckRequest.Check check) {

@@ -17,7 +17,9 @@ import io.sluice.SluiceListener;
 import io.sluice.Store;
 import io.sluice.redis.RedisUnavailableException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -36,6 +38,12 @@ import java.util.concurrent.CompletionException;
  * "limit", "lease", "source"}</code>, and {@code "shadow_limit", "shadow_retry_after_us"} when a shadow limit
  * would have rejected (times in whole microseconds, -1 for "never" and for no lease),
  * <code>{"released": bool}</code> or <code>{"reset": true}</code>.</li>
+ * <li>{@code POST /v1/store/call} with <code>"targets": [{"rule", "fingerprint", "key"}, ...]</code> in place of
+ * {@code rule}, {@code fingerprint} and {@code key}: one request (op {@code try, try_at_most, reserve, peek})
+ * decided over every target all or nothing ({@link Store#decideTogether}), answered with the one decision.
+ * A 412 names the first target whose rule is unknown; the client registers its targets' rules and calls again.
+ * Targets the store cannot decide together (on Redis Cluster, keys in different slots) are a 400
+ * {@code invalid}, as a repeated target is.</li>
  * </ul>
  *
  * <p>Errors are <code>{"error": message, "code": code}</code>: 400 {@code invalid} (the field is named; nothing
@@ -48,7 +56,7 @@ final class StoreService {
 
     static final String API = "store";
     private static final Set<String> CALL_FIELDS = Set.of("rule", "fingerprint", "key", "op", "permits",
-            "max_wait_us", "lease", "now_us");
+            "max_wait_us", "lease", "now_us", "targets");
 
     private final Store store;
     private final RemoteRules rules;
@@ -110,10 +118,21 @@ final class StoreService {
     private CompletableFuture<HttpResponse> respond(ServiceRequestContext ctx, AggregatedHttpRequest body) {
         Call c;
         Rule rule;
+        List<Store.Target> targets = null;
         try {
             c = parse(CheckRequest.parse(body.content().array()));
-            rule = rules.rule(c.rule, c.fingerprint);
-            c.check(rule);
+            if (c.targets != null) {
+                targets = new ArrayList<>(c.targets.size());
+                for (String[] t : c.targets) {
+                    Rule r = rules.rule(t[0], t[1]);
+                    c.check(r);
+                    targets.add(new Store.Target(r, t[2]));
+                }
+                rule = targets.get(0).rule();
+            } else {
+                rule = rules.rule(c.rule, c.fingerprint);
+                c.check(rule);
+            }
         } catch (InvalidRequestException e) {
             metrics.invalidRequest(API);
             return done(error(HttpStatus.BAD_REQUEST, "invalid", e.getMessage()));
@@ -125,11 +144,32 @@ final class StoreService {
         }
         CompletableFuture<HttpResponse> answer;
         try {
-            answer = c.nowMicros == null ? run(ctx, c, rule) : RequestClock.at(c.nowMicros, () -> run(ctx, c, rule));
+            if (targets != null) {
+                List<Store.Target> all = targets;
+                answer = c.nowMicros == null ? together(all, c.request)
+                        : RequestClock.at(c.nowMicros, () -> together(all, c.request));
+            } else {
+                answer = c.nowMicros == null ? run(ctx, c, rule)
+                        : RequestClock.at(c.nowMicros, () -> run(ctx, c, rule));
+            }
+        } catch (IllegalArgumentException e) {
+            // A repeated target, or targets the store cannot decide together: nothing was charged.
+            metrics.invalidRequest(API);
+            return done(error(HttpStatus.BAD_REQUEST, "invalid", "targets: " + e.getMessage()));
         } catch (RuntimeException e) {
             answer = CompletableFuture.failedFuture(e);
         }
         return answer.exceptionally(this::failed);
+    }
+
+    /** One request over several targets, all or nothing; every target's key is told of the one decision. */
+    private CompletableFuture<HttpResponse> together(List<Store.Target> targets, Request request) {
+        return store.decideTogetherAsync(targets, request).thenApply(d -> {
+            for (Store.Target t : targets) {
+                listener.onDecision(t.rule(), t.key(), d);
+            }
+            return ok(decision(d));
+        });
     }
 
     private CompletableFuture<HttpResponse> run(ServiceRequestContext ctx, Call c, Rule rule) {
@@ -219,6 +259,8 @@ final class StoreService {
         long lease = Decision.NO_LEASE;
         Long nowMicros;
         Request request;
+        /** For a call over several targets: each target's rule, fingerprint and key; else null. */
+        List<String[]> targets;
 
         void check(Rule r) throws InvalidRequestException {
             if (op.equals("release") || op.equals("reset")) {
@@ -251,14 +293,18 @@ final class StoreService {
             }
         }
         Call c = new Call();
-        c.rule = text(root, "rule");
-        c.fingerprint = text(root, "fingerprint");
-        try {
-            c.key = RateLimiter.checkKey(text(root, "key"));
-        } catch (IllegalArgumentException e) {
-            throw InvalidRequestException.at("key", e.getMessage());
+        if (root.has("targets")) {
+            c.targets = targets(root);
+        } else {
+            c.rule = text(root, "rule");
+            c.fingerprint = text(root, "fingerprint");
+            c.key = key(text(root, "key"), "key");
         }
         c.op = text(root, "op");
+        if (c.targets != null && !Set.of("try", "try_at_most", "reserve", "peek").contains(c.op)) {
+            throw InvalidRequestException.at("op", "a call over targets decides one of try, try_at_most, reserve,"
+                    + " peek; was \"" + c.op + "\"");
+        }
         switch (c.op) {
             case "try", "try_at_most", "reserve", "peek" -> c.permits = number(root, "permits");
             case "release" -> c.lease = number(root, "lease");
@@ -291,10 +337,52 @@ final class StoreService {
         return c;
     }
 
+    /** The {@code targets} of a call over several: each <code>{"rule", "fingerprint", "key"}</code>. */
+    private static List<String[]> targets(JsonNode root) throws InvalidRequestException {
+        for (String single : List.of("rule", "fingerprint", "key")) {
+            if (root.has(single)) {
+                throw InvalidRequestException.at(single, "a call over targets names its rules and keys in targets");
+            }
+        }
+        JsonNode list = root.get("targets");
+        if (!list.isArray() || list.isEmpty()) {
+            throw InvalidRequestException.at("targets", "expected a non-empty list of {rule, fingerprint, key}");
+        }
+        List<String[]> out = new ArrayList<>(list.size());
+        for (int i = 0; i < list.size(); i++) {
+            JsonNode t = list.get(i);
+            String at = "targets[" + i + "]";
+            if (!t.isObject()) {
+                throw InvalidRequestException.at(at, "expected an object {rule, fingerprint, key}");
+            }
+            for (Iterator<String> names = t.fieldNames(); names.hasNext(); ) {
+                String name = names.next();
+                if (!name.equals("rule") && !name.equals("fingerprint") && !name.equals("key")) {
+                    throw InvalidRequestException.at(at + "." + name, "unknown field; expected fingerprint, key, rule");
+                }
+            }
+            out.add(new String[] {text(t, "rule", at + ".rule"), text(t, "fingerprint", at + ".fingerprint"),
+                    key(text(t, "key", at + ".key"), at + ".key")});
+        }
+        return out;
+    }
+
+    private static String key(String key, String field) throws InvalidRequestException {
+        try {
+            return RateLimiter.checkKey(key);
+        } catch (IllegalArgumentException e) {
+            throw InvalidRequestException.at(field, e.getMessage());
+        }
+    }
+
     private static String text(JsonNode root, String field) throws InvalidRequestException {
+        return text(root, field, field);
+    }
+
+    private static String text(JsonNode root, String field, String at) throws InvalidRequestException {
         JsonNode n = root.get(field);
         if (n == null || !n.isTextual()) {
-            throw InvalidRequestException.at(field, n == null ? "missing; expected a string" : "expected a string");
+            throw InvalidRequestException.at(at, n == null ? "missing; expected a string" : "expected a string");
         }
         return n.textValue();
     }

@@ -52,6 +52,37 @@ class AtomicBatchIT {
         assertThat(peek("api", "a")).contains("\"remaining\":1");
     }
 
+    /**
+     * The header fields of a single check, for the one decision: the deciding target's rule's policy, the
+     * decision's limit and remaining permits, and Retry-After when rejected.
+     */
+    @Test
+    void anAtomicBatchCarriesTheHeaderFieldsOfTheTargetThatDecided() {
+        HttpResponse<String> admitted = t.post("/v1/check/batch", "{\"atomic\": true, \"checks\": ["
+                + "{\"rule\": \"api\", \"key\": \"h\", \"permits\": 2},"
+                + "{\"rule\": \"burst\", \"key\": \"h\", \"permits\": 2}]}");
+        // burst/h decided (0 left, against api/h's 1): its policy; no t, since the reset is the batch's as a whole.
+        assertThat(admitted.headers().firstValue("RateLimit-Policy")).hasValue("\"bucket\";q=2;w=2");
+        assertThat(admitted.headers().firstValue("RateLimit")).hasValue("\"bucket\";r=0");
+        assertThat(admitted.headers().firstValue("Retry-After")).isEmpty();
+
+        HttpResponse<String> rejected = t.post("/v1/check/batch", "{\"atomic\": true, \"checks\": ["
+                + "{\"rule\": \"burst\", \"key\": \"i\", \"permits\": 2},"
+                + "{\"rule\": \"api\", \"key\": \"h\", \"permits\": 2}]}");
+        assertThat(rejected.statusCode()).isEqualTo(200);
+        // api/h rejected (1 left of 3 in its minute): its policy, and Retry-After when the minute ends.
+        assertThat(rejected.headers().firstValue("RateLimit-Policy")).hasValue("\"per_minute\";q=3;w=60");
+        String retryAfter = rejected.headers().firstValue("Retry-After").orElseThrow();
+        assertThat(Long.parseLong(retryAfter)).isBetween(1L, 60L);
+        assertThat(rejected.headers().firstValue("RateLimit")).hasValue("\"per_minute\";r=0;t=" + retryAfter);
+
+        // Several keys of one rule: the figures are the key's that decided (h, 1 left; j would have 2).
+        HttpResponse<String> keys = t.post("/v1/check/batch", "{\"atomic\": true, \"checks\": ["
+                + "{\"rule\": \"api\", \"key\": \"j\"}, {\"rule\": \"api\", \"key\": \"h\"}]}");
+        assertThat(keys.body()).contains("\"allowed\":true");
+        assertThat(keys.headers().firstValue("RateLimit")).hasValue("\"per_minute\";r=0");
+    }
+
     @Test
     void whatAnAtomicBatchCannotDecideIs400AndChargesNothing() {
         String[][] cases = {

@@ -129,7 +129,8 @@ public abstract class StoreContract {
                 "togetherOfSeveralKeysOfOneRuleThroughTheLimiter", reason,
                 "togetherBestEffortGrantsWhatEveryTargetCan", reason,
                 "togetherRefusesRepeatedAndMissingTargets", reason,
-                "togetherIsAllOrNothingUnderConcurrency", reason);
+                "togetherIsAllOrNothingUnderConcurrency", reason,
+                "togetherAsyncDecidesAsTheCallThatWaits", reason);
     }
 
     private List<Store.Target> targets(Object... ruleKeyPairs) {
@@ -209,6 +210,26 @@ public abstract class StoreContract {
         assertThatThrownBy(() -> store.decideTogether(List.of(), Request.tryAcquire(1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("targets");
         assertThatThrownBy(() -> store.decideTogether(targets(r, "{t4}a", r, "{t4}b"), Request.tryAcquire(4)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("permits");
+    }
+
+    @Test
+    void togetherAsyncDecidesAsTheCallThatWaits() throws Exception {
+        RateLimiter l = limiter(SlidingLog.of(2, Duration.ofSeconds(10)));
+        Decision both = l.tryAcquireAllAsync(List.of("{t6}a", "{t6}b"), 2).get(30, TimeUnit.SECONDS);
+        assertThat(both.allowed()).isTrue();
+        assertThat(both.remaining()).isZero();
+        Decision rejected = l.tryAcquireAllAsync(List.of("{t6}c", "{t6}a"), 1).get(30, TimeUnit.SECONDS);
+        assertThat(rejected.allowed()).isFalse();
+        assertThat(rejected.retryAfterMicros()).isEqualTo(10 * S);
+        // c was not charged: both its permits are there, through the store's own async call.
+        Rule r = l.rule();
+        assertThat(store.decideTogetherAsync(targets(r, "{t6}c", r, "{t6}d"), Request.tryAcquire(2))
+                .get(30, TimeUnit.SECONDS).allowed()).isTrue();
+        // A bad list throws before anything is sent, as the call that waits does.
+        assertThatThrownBy(() -> l.tryAcquireAllAsync(List.of("{t6}e", "{t6}e"), 1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("appears twice");
+        assertThatThrownBy(() -> l.tryAcquireAllAsync(List.of("{t6}e", "{t6}f"), 3))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("permits");
     }
 

@@ -22,7 +22,10 @@ import io.sluice.redis.internal.CircuitBreaker;
 import io.sluice.redis.internal.FailurePolicies;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import io.sluice.redis.BatchRequest;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -106,6 +109,56 @@ public final class DefaultRemoteStore implements RemoteStore {
     }
 
     @Override
+    public Decision decideTogether(List<Target> targets, Request request) {
+        return join(decideTogetherAsync(targets, request));
+    }
+
+    /**
+     * One call over all the targets ({@code "targets"} in {@code POST /v1/store/call}): the server's store decides
+     * them together. When the server cannot be reached, each target is decided by its rule's failure policy and
+     * the decisions are combined, as the Redis store does for a batch (not atomic then: see
+     * {@link FailurePolicies#decideBatch}). Targets the server's store cannot decide together (on Redis Cluster,
+     * keys in different slots) fail with an {@link IllegalArgumentException} carrying the server's message.
+     */
+    @Override
+    public CompletableFuture<Decision> decideTogetherAsync(List<Target> targets, Request request) {
+        Target.check(targets, request);
+        if (targets.size() == 1) {
+            return decideAsync(targets.get(0).rule(), targets.get(0).key(), request);
+        }
+        CompletableFuture<Decision> sent;
+        List<Wire> ws = new ArrayList<>(targets.size());
+        try {
+            List<String[]> named = new ArrayList<>(targets.size());
+            for (Target t : targets) {
+                Wire w = wire(t.rule());
+                ws.add(w);
+                named.add(new String[] {w.rule().name(), w.fingerprint(), t.key()});
+            }
+            String body = Protocol.together(named, request, now());
+            sent = remote(breaker.call("decide", () -> send(ws, body))).thenApply(Protocol::decision);
+        } catch (RuntimeException e) {
+            sent = CompletableFuture.failedFuture(e);
+        }
+        return sent.exceptionallyCompose(e -> {
+            Throwable t = unwrap(e);
+            if (t instanceof InvalidCall) {
+                return CompletableFuture.failedFuture(new IllegalArgumentException(t.getMessage()));
+            }
+            List<BatchRequest.Target> parts = new ArrayList<>(targets.size());
+            for (Target target : targets) {
+                parts.add(new BatchRequest.Target(target.rule(), target.key()));
+            }
+            try {
+                return CompletableFuture.completedFuture(policies.decideBatch(new BatchRequest(parts, request), null,
+                        t));
+            } catch (RuntimeException raised) {
+                return CompletableFuture.failedFuture(raised);
+            }
+        });
+    }
+
+    @Override
     public boolean release(Rule rule, String key, long lease) {
         return join(releaseAsync(rule, key, lease));
     }
@@ -178,6 +231,14 @@ public final class DefaultRemoteStore implements RemoteStore {
 
     /** Sends a call; on 412 registers the rule and sends it once more. Completes with the 200 answer's body. */
     private CompletableFuture<byte[]> send(Wire w, String body) {
+        return send(List.of(w), body);
+    }
+
+    /**
+     * Sends a call naming the rules of {@code ws}; on 412 registers every one of them (the server forgets rules
+     * together, past its table's bound, or all at a restart) and sends it once more.
+     */
+    private CompletableFuture<byte[]> send(List<Wire> ws, String body) {
         if (closed.get()) {
             return CompletableFuture.failedFuture(new IllegalStateException("the remote store is closed"));
         }
@@ -185,10 +246,11 @@ public final class DefaultRemoteStore implements RemoteStore {
             if (r.status().code() != 412) {
                 return CompletableFuture.completedFuture(answer(r));
             }
-            return post(registerHeaders, w.text()).thenCompose(registered -> {
-                answer(registered);
-                return post(callHeaders, body).thenApply(this::answer);
-            });
+            CompletableFuture<Void> registered = CompletableFuture.completedFuture(null);
+            for (Wire w : new java.util.LinkedHashSet<>(ws)) {
+                registered = registered.thenCompose(x -> post(registerHeaders, w.text()).thenAccept(this::answer));
+            }
+            return registered.thenCompose(x -> post(callHeaders, body).thenApply(this::answer));
         });
     }
 
@@ -220,6 +282,8 @@ public final class DefaultRemoteStore implements RemoteStore {
             case 502:
             case 504:
                 throw new RemoteUnavailableException(where + ": " + message, null);
+            case 400:
+                throw new InvalidCall(where + " answered 400: " + message);
             default:
                 throw new RemoteStoreException(where + " answered " + status + ": " + message);
         }
@@ -256,6 +320,15 @@ public final class DefaultRemoteStore implements RemoteStore {
         }
         String name = t.getClass().getSimpleName();
         return t.getMessage() == null ? name : name + ": " + t.getMessage();
+    }
+
+    /** A 400: the server refused the call as invalid and charged nothing. */
+    private static final class InvalidCall extends RemoteStoreException {
+        private static final long serialVersionUID = 1L;
+
+        InvalidCall(String message) {
+            super(message);
+        }
     }
 
     private static <T> T join(CompletableFuture<T> f) {

@@ -21,18 +21,42 @@ final class Protocol {
     private Protocol() {}
 
     static String call(String rule, String fingerprint, String key, Request request, Long now) {
-        StringBuilder s = head(rule, fingerprint, key, switch (request.op()) {
+        return tail(request(head(rule, fingerprint, key, opName(request)), request), now);
+    }
+
+    /**
+     * A call over several targets, all or nothing: {@code targets} of <code>{"rule", "fingerprint", "key"}</code>
+     * in place of the single call's three fields.
+     */
+    static String together(java.util.List<String[]> targets, Request request, Long now) {
+        StringBuilder s = new StringBuilder(64 + 96 * targets.size()).append("{\"targets\":[");
+        for (int i = 0; i < targets.size(); i++) {
+            String[] t = targets.get(i);
+            string(s.append(i == 0 ? "{\"rule\":" : ",{\"rule\":"), t[0]);
+            s.append(",\"fingerprint\":\"").append(t[1]).append('"');
+            string(s.append(",\"key\":"), t[2]);
+            s.append('}');
+        }
+        s.append("],\"op\":\"").append(opName(request)).append('"');
+        return tail(request(s, request), now);
+    }
+
+    private static String opName(Request request) {
+        return switch (request.op()) {
             case TRY -> "try";
             case TRY_AT_MOST -> "try_at_most";
             case RESERVE -> "reserve";
             case PEEK -> "peek";
-        });
+        };
+    }
+
+    private static StringBuilder request(StringBuilder s, Request request) {
         s.append(",\"permits\":").append(request.permits());
         if (request.op() == Request.Op.RESERVE) {
             s.append(",\"max_wait_us\":").append(request.maxWaitMicros() == Long.MAX_VALUE ? -1
                     : request.maxWaitMicros());
         }
-        return tail(s, now);
+        return s;
     }
 
     static String release(String rule, String fingerprint, String key, long lease, Long now) {

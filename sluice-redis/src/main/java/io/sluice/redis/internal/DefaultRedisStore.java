@@ -211,12 +211,27 @@ public final class DefaultRedisStore implements RedisStore {
         return together(targets, request, true);
     }
 
+    /** One script call over all the targets, without blocking the caller; a bad list throws at once. */
+    @Override
+    public CompletableFuture<Decision> decideTogetherAsync(List<Target> targets, Request request) {
+        Target.check(targets, request);
+        if (targets.size() == 1) {
+            return decideAsync(targets.get(0).rule(), targets.get(0).key(), request);
+        }
+        return decideAllAsync(List.of(batch(targets, request, false))).thenApply(d -> d.get(0));
+    }
+
     /** One request over several targets as a batch of one; in one slot unless {@code acrossSlots}. */
     private Decision together(List<Target> targets, Request request, boolean acrossSlots) {
         Target.check(targets, request);
         if (targets.size() == 1) {
             return decide(targets.get(0).rule(), targets.get(0).key(), request);
         }
+        return decideAll(List.of(batch(targets, request, acrossSlots))).get(0);
+    }
+
+    /** @throws IllegalArgumentException when the targets are in different slots and not {@code acrossSlots} */
+    private BatchRequest batch(List<Target> targets, Request request, boolean acrossSlots) {
         List<BatchRequest.Target> parts = new ArrayList<>(targets.size());
         for (Target t : targets) {
             parts.add(new BatchRequest.Target(t.rule(), t.key()));
@@ -228,7 +243,7 @@ public final class DefaultRedisStore implements RedisStore {
                     + "'{tenant:7}:user:42' and '{tenant:7}:all'), or use decideTogetherAcrossSlots, which decides "
                     + "each target on its own");
         }
-        return decideAll(List.of(batch)).get(0);
+        return batch;
     }
 
     private static String describe(List<Target> targets) {

@@ -118,7 +118,7 @@ public final class FailurePolicies implements AutoCloseable {
      * @throws RuntimeException the failure, when a failed call is not an outage or a target's rule has the
      *                          {@code raise} policy
      */
-    Decision decideBatch(BatchRequest request, List<CompletableFuture<Decision>> parts, Throwable error) {
+    public Decision decideBatch(BatchRequest request, List<CompletableFuture<Decision>> parts, Throwable error) {
         if (parts == null) {
             return BatchDecisions.combine(byPolicy(request.targets(), request.request(), error));
         }
