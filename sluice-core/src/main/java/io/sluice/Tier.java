@@ -87,6 +87,25 @@ public final class Tier {
         return false;
     }
 
+    /**
+     * What an unlimited or blocked tier decides for {@code request}, without a store: an unlimited tier admits
+     * every permit asked for (none for a peek) and reports {@link Limit#MAX_COUNT} remaining; a blocked tier
+     * rejects with a retry-after of "never" ({@link Long#MAX_VALUE}). Both name the tier as the decision's
+     * {@link Decision#limit()} and {@link Decision#tier()}.
+     *
+     * @throws IllegalStateException for a tier of limits, whose rule decides
+     */
+    public Decision decide(Request request) {
+        Checks.notNull(request, "request");
+        return switch (kind) {
+            case UNLIMITED -> new Decision(true, request.op() == Request.Op.PEEK ? 0 : request.permits(),
+                    Limit.MAX_COUNT, 0, 0, 0, name, Decision.NO_LEASE).withTier(name);
+            case BLOCKED -> new Decision(false, 0, 0, Long.MAX_VALUE, 0, 0, name, Decision.NO_LEASE).withTier(name);
+            case LIMITS -> throw new IllegalStateException("tier '" + name + "' has limits: its rule decides, not"
+                    + " the tier");
+        };
+    }
+
     List<KeyPattern> patterns() {
         return keys;
     }

@@ -53,7 +53,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         } else if (tier.kind() == Tier.Kind.LIMITS) {
             d = store.decide(r.ruleFor(key), key, request).withTier(tier.name());
         } else {
-            d = TierDecisions.decide(tier, request);
+            d = tier.decide(request);
         }
         if (listening) {
             tell(r, key, d);
@@ -69,7 +69,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         } else if (tier.kind() == Tier.Kind.LIMITS) {
             f = store.decideAsync(r.ruleFor(key), key, request).thenApply(d -> d.withTier(tier.name()));
         } else {
-            f = CompletableFuture.completedFuture(TierDecisions.decide(tier, request));
+            f = CompletableFuture.completedFuture(tier.decide(request));
         }
         return listening ? f.thenApply(d -> tell(r, key, d)) : f;
     }
@@ -141,9 +141,9 @@ public final class DefaultRateLimiter implements RateLimiter {
         Request request = Request.tryAcquire(permits);
         String common = tierNames.size() == 1 ? tierNames.iterator().next() : "";
         if (blocked != null) {
-            return TierDecisions.decide(blocked, request);
+            return blocked.decide(request);
         }
-        Decision d = targets.isEmpty() ? TierDecisions.decide(unlimited, request)
+        Decision d = targets.isEmpty() ? unlimited.decide(request)
                 : store.decideTogether(targets, request);
         return d.withTier(common.isEmpty() ? null : common);
     }

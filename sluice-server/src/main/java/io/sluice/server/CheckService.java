@@ -14,7 +14,9 @@ import com.linecorp.armeria.server.ServiceRequestContext;
 import io.sluice.Decision;
 import io.sluice.RateLimiter;
 import io.sluice.Request;
+import io.sluice.Rule;
 import io.sluice.Store;
+import io.sluice.Tier;
 import io.sluice.http.RateLimitFields;
 import java.util.ArrayList;
 import java.util.List;
@@ -115,12 +117,25 @@ final class CheckService implements HttpService {
      */
     private CompletableFuture<HttpResponse> decideTogether(List<CheckRequest.Check> checks, long start,
                                                            ServiceRequestContext ctx) {
+        long permits = ((CheckRequest.RuleCheck) checks.get(0)).permits();
+        // Each key under its tier, as RateLimiter.tryAcquireAll decides: a blocked key rejects the batch, an
+        // unlimited key needs no store.
         List<Store.Target> targets = new ArrayList<>(checks.size());
+        Decision blocked = null;
+        Tier unlimited = null;
         for (CheckRequest.Check check : checks) {
             CheckRequest.RuleCheck c = (CheckRequest.RuleCheck) check;
-            targets.add(new Store.Target(c.bound().rule(), c.key()));
+            Tier tier = c.bound().rule().tierFor(c.key());
+            if (tier != null && tier.kind() == Tier.Kind.BLOCKED) {
+                blocked = blocked == null ? tier.decide(Request.tryAcquire(permits)) : blocked;
+            } else if (tier != null && tier.kind() == Tier.Kind.UNLIMITED) {
+                unlimited = tier;
+            } else {
+                targets.add(new Store.Target(c.bound().rule().ruleFor(c.key()), c.key()));
+            }
         }
-        long permits = ((CheckRequest.RuleCheck) checks.get(0)).permits();
+        Decision storeless = blocked != null ? blocked
+                : targets.isEmpty() ? unlimited.decide(Request.tryAcquire(permits)) : null;
         if (store == null) {
             metrics.invalidRequest(API);
             return CompletableFuture.completedFuture(HttpResponses.error(HttpStatus.BAD_REQUEST,
@@ -128,14 +143,15 @@ final class CheckService implements HttpService {
         }
         return CompletableFuture.supplyAsync(() -> {
             try {
-                Decision d = store.decideTogether(targets, Request.tryAcquire(permits));
-                for (Store.Target t : targets) {
-                    metrics.decision(API, t.rule().name(), d.allowed() ? ServerMetrics.ALLOWED
-                            : ServerMetrics.REJECTED);
+                Decision d = storeless != null ? storeless
+                        : store.decideTogether(targets, Request.tryAcquire(permits));
+                for (CheckRequest.Check check : checks) {
+                    metrics.decision(API, ((CheckRequest.RuleCheck) check).bound().rule().name(), d.allowed()
+                            ? ServerMetrics.ALLOWED : ServerMetrics.REJECTED);
                 }
                 String json = Json.decision(new StringBuilder(160), d).toString();
-                List<Outcome> outcomes = new ArrayList<>(targets.size());
-                for (int i = 0; i < targets.size(); i++) {
+                List<Outcome> outcomes = new ArrayList<>(checks.size());
+                for (int i = 0; i < checks.size(); i++) {
                     outcomes.add(new Outcome(json, !d.allowed(), null, null, 0, null));
                 }
                 metrics.latency(API, start);
@@ -192,18 +208,30 @@ final class CheckService implements HttpService {
         boolean counts = c.op() != CheckRequest.Op.PEEK;
         return decision.thenApply(d -> {
             if (counts) {
+                String outcome = !d.allowed() ? ServerMetrics.REJECTED
+                        // Let through although a shadow limit would have rejected it: "shadow", as Envoy's shadow_mode.
+                        : d.shadowRejected() ? ServerMetrics.SHADOW : ServerMetrics.ALLOWED;
+                metrics.decision(API, rule, outcome);
                 if (d.allowed()) {
-                    // Let through although a shadow limit would have rejected it: "shadow", as Envoy's shadow_mode.
-                    metrics.decision(API, rule, d.shadowRejected() ? ServerMetrics.SHADOW : ServerMetrics.ALLOWED);
                     metrics.admitted(API, rule, d.remaining(), c.bound().quotas().getOrDefault(d.limit(), 0L));
-                } else {
-                    metrics.decision(API, rule, ServerMetrics.REJECTED);
+                }
+                if (d.tier() != null) {
+                    metrics.tierDecision(API, rule, d.tier(), outcome);
                 }
             }
             boolean rejected = counts && !d.allowed();
-            return new Outcome(Json.decision(new StringBuilder(160), d).toString(), rejected,
-                    c.bound().policyField(), RateLimitFields.rateLimitField(d, c.bound().rule().limits().size()),
-                    d.retryAfterMicros() == Long.MAX_VALUE ? -1 : d.retryAfterSeconds(), null);
+            String policyField = c.bound().policyField();
+            String rateLimitField;
+            if (d.tier() == null) {
+                rateLimitField = RateLimitFields.rateLimitField(d, c.bound().rule().limits().size());
+            } else {
+                // The tier's limits are what the key gets; an unlimited or blocked tier advertises none.
+                Rule tierRule = c.bound().rule().ruleFor(c.key());
+                policyField = tierRule == null ? null : RateLimitFields.policyField(tierRule);
+                rateLimitField = tierRule == null ? null : RateLimitFields.rateLimitField(d, tierRule.limits().size());
+            }
+            return new Outcome(Json.decision(new StringBuilder(160), d).toString(), rejected, policyField,
+                    rateLimitField, d.retryAfterMicros() == Long.MAX_VALUE ? -1 : d.retryAfterSeconds(), null);
         });
     }
 
