@@ -62,6 +62,7 @@ public final class Decision {
     private final Source source;
     private final String shadowLimit;
     private final long shadowRetryAfterMicros;
+    private final String tier;
 
     /**
      * Creates a decision; stores build these, users read them.
@@ -115,12 +116,39 @@ public final class Decision {
         this.source = Checks.notNull(source, "source");
         this.shadowLimit = shadowLimit;
         this.shadowRetryAfterMicros = shadowRetryAfterMicros;
+        this.tier = null;
+    }
+
+    private Decision(Decision d, Source source, String tier) {
+        this.allowed = d.allowed;
+        this.granted = d.granted;
+        this.remaining = d.remaining;
+        this.retryAfterMicros = d.retryAfterMicros;
+        this.resetAfterMicros = d.resetAfterMicros;
+        this.waitMicros = d.waitMicros;
+        this.limit = d.limit;
+        this.lease = d.lease;
+        this.source = source;
+        this.shadowLimit = d.shadowLimit;
+        this.shadowRetryAfterMicros = d.shadowRetryAfterMicros;
+        this.tier = tier;
+    }
+
+    /**
+     * This decision as taken under the {@link Tier} named {@code tier} (null: under the rule's own limits).
+     *
+     * @throws IllegalArgumentException when {@code tier} is not a valid tier name
+     */
+    public Decision withTier(String tier) {
+        if (tier != null) {
+            Checks.name(tier, "tier");
+        }
+        return Objects.equals(tier, this.tier) ? this : new Decision(this, source, tier);
     }
 
     /** This decision as made by {@code source}. */
     public Decision withSource(Source source) {
-        return source == this.source ? this : new Decision(allowed, granted, remaining, retryAfterMicros,
-                resetAfterMicros, waitMicros, limit, lease, source, shadowLimit, shadowRetryAfterMicros);
+        return source == this.source ? this : new Decision(this, Checks.notNull(source, "source"), tier);
     }
 
     /** Whether the request was admitted (for a partial grant: whether at least one permit was granted). */
@@ -212,6 +240,14 @@ public final class Decision {
         return shadowRetryAfterMicros;
     }
 
+    /**
+     * The {@link Tier} of the rule that applied to the key, or null when no tier matched and the rule's own limits
+     * decided. For an unlimited or blocked tier, {@link #limit()} is the tier's name too.
+     */
+    public String tier() {
+        return tier;
+    }
+
     private static Duration toDuration(long micros) {
         return micros == Long.MAX_VALUE ? ChronoUnitHolder.FOREVER
                 : Duration.ofSeconds(micros / 1_000_000, (micros % 1_000_000) * 1_000);
@@ -228,13 +264,14 @@ public final class Decision {
         return allowed == d.allowed && granted == d.granted && remaining == d.remaining
                 && retryAfterMicros == d.retryAfterMicros && resetAfterMicros == d.resetAfterMicros
                 && waitMicros == d.waitMicros && lease == d.lease && limit.equals(d.limit) && source == d.source
-                && Objects.equals(shadowLimit, d.shadowLimit) && shadowRetryAfterMicros == d.shadowRetryAfterMicros;
+                && Objects.equals(shadowLimit, d.shadowLimit) && shadowRetryAfterMicros == d.shadowRetryAfterMicros
+                && Objects.equals(tier, d.tier);
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(allowed, granted, remaining, retryAfterMicros, resetAfterMicros, waitMicros, limit, lease,
-                source, shadowLimit, shadowRetryAfterMicros);
+                source, shadowLimit, shadowRetryAfterMicros, tier);
     }
 
     @Override
@@ -244,7 +281,7 @@ public final class Decision {
                 + ", waitMicros=" + waitMicros + ", limit=" + limit + (lease == NO_LEASE ? "" : ", lease=" + lease)
                 + (source == Source.STORE ? "" : ", source=" + source)
                 + (shadowLimit == null ? "" : ", shadowLimit=" + shadowLimit + ", shadowRetryAfterMicros="
-                        + shadowRetryAfterMicros) + "}";
+                        + shadowRetryAfterMicros) + (tier == null ? "" : ", tier=" + tier) + "}";
     }
 
     private static final class ChronoUnitHolder {

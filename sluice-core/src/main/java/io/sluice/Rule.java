@@ -18,6 +18,9 @@ import java.util.Set;
  * whose limits are all shadow limits admits every request. Shadow limits run in {@link Mode#exact()} and
  * {@link Mode#coalesced} modes.
  *
+ * <p><b>Tiers</b> ({@link #withTiers}) give chosen keys or key patterns their own limits, no limit, or no
+ * admission; the first matching tier decides, and {@link Decision#tier()} names it. See {@link Tier}.
+ *
  * <p>The rule's name is the namespace of its keys in a store: two limiters with rules of the same name on one
  * store share state. Limit names must be unique within a rule, and a rule holds at most one
  * {@link Concurrency} limit (it hands out the lease ids). Immutable.
@@ -32,13 +35,22 @@ public final class Rule {
     private final Set<String> shadow;
     /** {@link #maxPermits()}, read on every decision: computed once, the limits being immutable. */
     private final long maxPermits;
+    /** The keys with their own limits, or none ({@link Tiers#NONE} for most rules). */
+    private final Tiers tiers;
 
     private Rule(String name, List<Limit> limits) {
-        this(name, limits, Mode.exact(), FailurePolicy.raise(), Set.of());
+        this(name, limits, Mode.exact(), FailurePolicy.raise(), Set.of(), List.of(), false);
     }
 
-    private Rule(String name, List<Limit> limits, Mode mode, FailurePolicy failurePolicy, Set<String> shadow) {
-        this.name = Checks.name(name, "rule name");
+    private Rule(String name, List<Limit> limits, Mode mode, FailurePolicy failurePolicy, Set<String> shadow,
+                 List<Tier> tiers) {
+        this(name, limits, mode, failurePolicy, shadow, tiers, false);
+    }
+
+    private Rule(String name, List<Limit> limits, Mode mode, FailurePolicy failurePolicy, Set<String> shadow,
+                 List<Tier> tiers, boolean ofTier) {
+        // A tier's rule is named <rule> U+FFFF <tier> (Tiers), a name no rule given by a user can have.
+        this.name = ofTier ? name : checkName(name);
         if (limits == null || limits.isEmpty()) {
             throw new IllegalArgumentException("limits of rule '" + name + "' must hold at least one limit");
         }
@@ -88,13 +100,27 @@ public final class Rule {
         if (failurePolicy.kind() == FailurePolicy.Kind.LOCAL_FALLBACK) {
             io.sluice.internal.LimitShares.scale(this, failurePolicy.share());
         }
+        this.tiers = Tiers.of(this, tiers);
+    }
+
+    private static String checkName(String name) {
+        Checks.name(name, "rule name");
+        if (name.indexOf(Tiers.SEPARATOR) >= 0) {
+            throw new IllegalArgumentException("rule name must not hold U+FFFF, which names the state of tiers");
+        }
+        return name;
+    }
+
+    /** The rule deciding a tier's keys; see {@link Tiers}. */
+    static Rule forTier(String name, List<Limit> limits, Mode mode, FailurePolicy failurePolicy, Set<String> shadow) {
+        return new Rule(name, limits, mode, failurePolicy, shadow, List.of(), true);
     }
 
     /**
      * A rule of the given limits.
      *
-     * @throws IllegalArgumentException if the name is null, empty, longer than 128 characters or not well-formed
-     *                                  Unicode ({@link Text}), no limit is
+     * @throws IllegalArgumentException if the name is null, empty, longer than 128 characters, not well-formed
+     *                                  Unicode ({@link Text}) or holds U+FFFF (reserved for tiers), no limit is
      *                                  given, two limits share a name, or two are concurrency limits
      */
     public static Rule of(String name, Limit... limits) {
@@ -126,7 +152,7 @@ public final class Rule {
      * @throws IllegalArgumentException when a limit's algorithm cannot run in that mode (see {@link Mode})
      */
     public Rule withMode(Mode mode) {
-        return new Rule(name, limits, Checks.notNull(mode, "mode"), failurePolicy, shadow);
+        return new Rule(name, limits, Checks.notNull(mode, "mode"), failurePolicy, shadow, tiers.list(), isTierRule());
     }
 
     /**
@@ -135,7 +161,7 @@ public final class Rule {
      * @throws IllegalArgumentException when a local fallback's share leaves a limit without a permit
      */
     public Rule withFailurePolicy(FailurePolicy policy) {
-        return new Rule(name, limits, mode, Checks.notNull(policy, "failure_policy"), shadow);
+        return new Rule(name, limits, mode, Checks.notNull(policy, "failure_policy"), shadow, tiers.list(), isTierRule());
     }
 
     /**
@@ -150,7 +176,7 @@ public final class Rule {
         for (String n : Checks.notNull(limitNames, "shadow")) {
             names.add(Checks.notNull(n, "shadow"));
         }
-        return new Rule(name, limits, mode, failurePolicy, names);
+        return new Rule(name, limits, mode, failurePolicy, names, tiers.list(), isTierRule());
     }
 
     /** A copy in which every limit is a shadow limit: the rule admits every request and says what it would do. */
@@ -197,10 +223,88 @@ public final class Rule {
                 replaced = true;
             }
         }
+        List<Tier> nextTiers = new ArrayList<>(tiers.list());
+        for (int i = 0; i < nextTiers.size(); i++) {
+            Tier t = nextTiers.get(i).withLimit(limit);
+            replaced |= t != nextTiers.get(i);
+            nextTiers.set(i, t);
+        }
         if (!replaced) {
             next.add(limit);
         }
-        return new Rule(name, next, mode, failurePolicy, shadow);
+        return new Rule(name, next, mode, failurePolicy, shadow, nextTiers, isTierRule());
+    }
+
+    /**
+     * A copy with these tiers in place of any it had (none: no tiers). The first tier whose keys match a key
+     * decides it; see {@link Tier}. A tier of limits runs in the rule's mode, with the rule's failure policy,
+     * and those of its limits whose names are shadow limits of the rule are shadow limits of the tier.
+     *
+     * @throws IllegalArgumentException for two tiers of one name, a tier no key can reach (after a tier that
+     *                                  matches every key, or an exact key an earlier tier already matches), or a
+     *                                  tier whose limits cannot run in the rule's mode
+     */
+    public Rule withTiers(Tier... tiers) {
+        return withTiers(tiers == null ? null : java.util.Arrays.asList(tiers));
+    }
+
+    /** As {@link #withTiers(Tier...)}. */
+    public Rule withTiers(List<Tier> tiers) {
+        Checks.notNull(tiers, "tiers");
+        if (isTierRule()) {
+            throw new IllegalArgumentException("the rule of a tier cannot have tiers");
+        }
+        return new Rule(name, limits, mode, failurePolicy, shadow, new ArrayList<>(tiers), false);
+    }
+
+    /** The tiers, in the order they are tried; empty for a rule without tiers. */
+    public List<Tier> tiers() {
+        return tiers.list();
+    }
+
+    /** Whether the rule has tiers. */
+    public boolean hasTiers() {
+        return !tiers.isEmpty();
+    }
+
+    /** The first tier whose keys match {@code key}, or null when the rule's own limits decide it. */
+    public Tier tierFor(String key) {
+        if (tiers.isEmpty()) {
+            return null;
+        }
+        int t = tiers.indexOf(key);
+        return t < 0 ? null : tiers.tier(t);
+    }
+
+    /**
+     * The rule whose limits decide {@code key}: this rule when no tier matches, the tier's rule for a tier of
+     * limits (named after this rule and the tier, holding the tier's state apart), null for an unlimited or
+     * blocked tier, which no store is asked about.
+     */
+    public Rule ruleFor(String key) {
+        if (tiers.isEmpty()) {
+            return this;
+        }
+        int t = tiers.indexOf(key);
+        return t < 0 ? this : tiers.rule(t);
+    }
+
+    /**
+     * Every rule that holds state for this rule's keys: this rule, then each tier of limits' rule. A
+     * {@link RateLimiter#reset} forgets a key in all of them.
+     */
+    public List<Rule> stateRules() {
+        if (tiers.isEmpty()) {
+            return List.of(this);
+        }
+        List<Rule> all = new ArrayList<>();
+        all.add(this);
+        all.addAll(tiers.rules());
+        return all;
+    }
+
+    private boolean isTierRule() {
+        return name.indexOf(Tiers.SEPARATOR) >= 0;
     }
 
     /**
@@ -213,19 +317,21 @@ public final class Rule {
     @Override
     public boolean equals(Object o) {
         return o instanceof Rule r && r.name.equals(name) && r.limits.equals(limits) && r.mode.equals(mode)
-                && r.failurePolicy.equals(failurePolicy) && r.shadow.equals(shadow);
+                && r.failurePolicy.equals(failurePolicy) && r.shadow.equals(shadow)
+                && r.tiers.list().equals(tiers.list());
     }
 
     @Override
     public int hashCode() {
         return (name.hashCode() * 31 + limits.hashCode()) * 31 + mode.hashCode() * 7 + failurePolicy.hashCode()
-                + shadow.hashCode() * 13;
+                + shadow.hashCode() * 13 + tiers.list().hashCode() * 17;
     }
 
     @Override
     public String toString() {
         return "Rule{" + name + ", " + limits + (mode.kind() == Mode.Kind.EXACT ? "" : ", mode=" + mode)
                 + (failurePolicy.kind() == FailurePolicy.Kind.RAISE ? "" : ", on_failure=" + failurePolicy)
-                + (shadow.isEmpty() ? "" : ", shadow=" + new java.util.TreeSet<>(shadow)) + "}";
+                + (shadow.isEmpty() ? "" : ", shadow=" + new java.util.TreeSet<>(shadow))
+                + (tiers.isEmpty() ? "" : ", tiers=" + tiers.list()) + "}";
     }
 }

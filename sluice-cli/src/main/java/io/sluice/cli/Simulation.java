@@ -6,6 +6,7 @@ import io.sluice.Request;
 import io.sluice.RateLimiter;
 import io.sluice.Rule;
 import io.sluice.Store;
+import io.sluice.Tier;
 import io.sluice.rules.RuleFile;
 import io.sluice.rules.RuleFileException;
 import java.time.Duration;
@@ -159,8 +160,19 @@ final class Simulation implements AutoCloseable {
             for (Limit l : defined.limits()) {
                 current.add(limits.get(l.name()));
             }
-            // The rule's shadow limits watch here too; its mode does not apply (replay decides exactly).
-            rule = Rule.of(ruleName, current).withShadow(defined.shadow().toArray(String[]::new));
+            // The rule's shadow limits watch here too, and its tiers decide their keys with the limits as they
+            // are now; its mode does not apply (replay decides exactly).
+            List<Tier> tiers = new ArrayList<>();
+            for (Tier t : defined.tiers()) {
+                Tier.Builder b = Tier.named(t.name()).keys(t.keys());
+                tiers.add(switch (t.kind()) {
+                    case LIMITS -> b.limits(t.limits().stream().map(l -> limits.get(l.name())).toList());
+                    case UNLIMITED -> b.unlimited();
+                    case BLOCKED -> b.blocked();
+                });
+            }
+            rule = Rule.of(ruleName, current).withShadow(defined.shadow().toArray(String[]::new))
+                    .withTiers(tiers);
         } else {
             rule = Rule.of(LIMIT_RULE_PREFIX + limitName, knownLimit(limitName, line, at + "limit"));
         }
@@ -181,7 +193,7 @@ final class Simulation implements AutoCloseable {
         List<RateLimiter> affected = new ArrayList<>(ruleLimiters.values());
         affected.addAll(limitLimiters.values());
         for (RateLimiter limiter : affected) {
-            if (limiter.rule().limit(changed.name()) != null) {
+            if (holds(limiter.rule(), changed.name())) {
                 try {
                     limiter.updateLimit(changed);
                 } catch (IllegalArgumentException e) {
@@ -189,6 +201,12 @@ final class Simulation implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /** Whether the rule or one of its tiers holds the limit named {@code name}. */
+    private static boolean holds(Rule rule, String name) {
+        return rule.limit(name) != null || rule.tiers().stream()
+                .anyMatch(t -> t.limits().stream().anyMatch(l -> l.name().equals(name)));
     }
 
     private Limit knownLimit(TraceLine line) throws InputException {

@@ -9,6 +9,7 @@ import io.sluice.Rule;
 import io.sluice.Sleeper;
 import io.sluice.SluiceListener;
 import io.sluice.Store;
+import io.sluice.Tier;
 import io.sluice.internal.algorithm.Arith;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,9 +41,20 @@ public final class DefaultRateLimiter implements RateLimiter {
         this(rule, store, ownsStore, sleeper, SluiceListener.NONE);
     }
 
-    /** Every decision goes through here: the listener hears of it, and only when there is one. */
+    /**
+     * Every decision goes through here: the key's tier picks the rule that decides (or decides itself, for an
+     * unlimited or blocked tier), and the listener hears of it with the limiter's rule, only when there is one.
+     */
     private Decision decide(Rule r, String key, Request request) {
-        Decision d = store.decide(r, key, request);
+        Decision d;
+        Tier tier = r.tierFor(key);
+        if (tier == null) {
+            d = store.decide(r, key, request);
+        } else if (tier.kind() == Tier.Kind.LIMITS) {
+            d = store.decide(r.ruleFor(key), key, request).withTier(tier.name());
+        } else {
+            d = tier.decide(request);
+        }
         if (listening) {
             tell(r, key, d);
         }
@@ -50,7 +62,15 @@ public final class DefaultRateLimiter implements RateLimiter {
     }
 
     private CompletableFuture<Decision> decideAsync(Rule r, String key, Request request) {
-        CompletableFuture<Decision> f = store.decideAsync(r, key, request);
+        Tier tier = r.tierFor(key);
+        CompletableFuture<Decision> f;
+        if (tier == null) {
+            f = store.decideAsync(r, key, request);
+        } else if (tier.kind() == Tier.Kind.LIMITS) {
+            f = store.decideAsync(r.ruleFor(key), key, request).thenApply(d -> d.withTier(tier.name()));
+        } else {
+            f = CompletableFuture.completedFuture(tier.decide(request));
+        }
         return listening ? f.thenApply(d -> tell(r, key, d)) : f;
     }
 
@@ -73,38 +93,73 @@ public final class DefaultRateLimiter implements RateLimiter {
     @Override
     public Decision tryAcquire(String key, long permits) {
         Rule r = rule;
-        return decide(r, RateLimiter.checkKey(key), Request.tryAcquire(checkPermits(r, permits)));
+        return decide(r, RateLimiter.checkKey(key), Request.tryAcquire(checkPermits(r, key, permits)));
     }
 
     @Override
     public Decision tryAcquireAll(List<String> keys, long permits) {
         Rule r = rule;
-        Decision d = store.decideTogether(targets(r, keys), Request.tryAcquire(checkPermits(r, permits)));
-        return listening ? tellAll(r, keys, d) : d;
+        Together t = together(r, keys, permits);
+        Decision d = t.storeless != null ? t.storeless : store.decideTogether(t.targets, t.request);
+        return finish(r, keys, t, d);
     }
 
     @Override
     public CompletableFuture<Decision> tryAcquireAllAsync(List<String> keys, long permits) {
         Rule r = rule;
-        CompletableFuture<Decision> f = store.decideTogetherAsync(targets(r, keys),
-                Request.tryAcquire(checkPermits(r, permits)));
-        return listening ? f.thenApply(d -> tellAll(r, keys, d)) : f;
+        Together t = together(r, keys, permits);
+        CompletableFuture<Decision> f = t.storeless != null ? CompletableFuture.completedFuture(t.storeless)
+                : store.decideTogetherAsync(t.targets, t.request);
+        return f.thenApply(d -> finish(r, keys, t, d));
     }
 
-    private static List<Store.Target> targets(Rule r, List<String> keys) {
+    /**
+     * An all-or-nothing request through the keys' tiers: the store's targets (each key under the rule of its
+     * tier), or the decision that needs no store (a key of a blocked tier rejects the whole request; keys all of
+     * unlimited tiers need no store), and the tier every key fell under, if they share one.
+     */
+    private record Together(List<Store.Target> targets, Request request, Decision storeless, boolean namesTier,
+                            String commonTier) {}
+
+    private Together together(Rule r, List<String> keys, long permits) {
         if (keys == null || keys.isEmpty()) {
             throw new IllegalArgumentException("keys must hold at least one key");
         }
         List<Store.Target> targets = new ArrayList<>(keys.size());
-        for (String key : keys) {
-            targets.add(new Store.Target(r, key));
+        if (!r.hasTiers()) {
+            for (String key : keys) {
+                targets.add(new Store.Target(r, key));
+            }
+            return new Together(targets, Request.tryAcquire(checkPermits(r, permits)), null, false, null);
         }
-        return targets;
+        java.util.Set<String> tierNames = new java.util.HashSet<>();
+        Tier blocked = null;
+        Tier unlimited = null;
+        for (String key : keys) {
+            checkPermits(r, RateLimiter.checkKey(key), permits);
+            Tier tier = r.tierFor(key);
+            tierNames.add(tier == null ? "" : tier.name());
+            if (tier != null && tier.kind() == Tier.Kind.BLOCKED) {
+                blocked = blocked == null ? tier : blocked;
+            } else if (tier != null && tier.kind() == Tier.Kind.UNLIMITED) {
+                unlimited = tier;
+            } else {
+                targets.add(new Store.Target(r.ruleFor(key), key));
+            }
+        }
+        Request request = Request.tryAcquire(permits);
+        String common = tierNames.size() == 1 ? tierNames.iterator().next() : "";
+        Decision storeless = blocked != null ? blocked.decide(request)
+                : targets.isEmpty() ? unlimited.decide(request) : null;
+        return new Together(targets, request, storeless, blocked == null, common.isEmpty() ? null : common);
     }
 
-    /** The listener hears an all-or-nothing decision once per key: each key was decided (and charged) by it. */
-    private Decision tellAll(Rule r, List<String> keys, Decision d) {
-        keys.forEach(key -> tell(r, key, d));
+    /** Names the common tier; the listener hears the decision once per key: each key was decided (and charged) by it. */
+    private Decision finish(Rule r, List<String> keys, Together t, Decision decided) {
+        Decision d = t.namesTier ? decided.withTier(t.commonTier) : decided;
+        if (listening) {
+            keys.forEach(key -> tell(r, key, d));
+        }
         return d;
     }
 
@@ -117,16 +172,17 @@ public final class DefaultRateLimiter implements RateLimiter {
     public Decision reserve(String key, long permits, Duration maxWait) {
         Rule r = rule;
         return decide(r, RateLimiter.checkKey(key),
-                Request.reserve(checkPermits(r, permits), checkMaxWait(maxWait)));
+                Request.reserve(checkPermits(r, key, permits), checkMaxWait(maxWait)));
     }
 
     @Override
     public Decision peek(String key, long permits) {
         Rule r = rule;
+        RateLimiter.checkKey(key);
         if (permits != 0) {
-            checkPermits(r, permits);
+            checkPermits(r, key, permits);
         }
-        return decide(r, RateLimiter.checkKey(key), Request.peek(permits));
+        return decide(r, key, Request.peek(permits));
     }
 
     @Override
@@ -138,7 +194,7 @@ public final class DefaultRateLimiter implements RateLimiter {
     public Decision acquire(String key, long permits, Duration maxWait) throws InterruptedException {
         Rule r = rule;
         RateLimiter.checkKey(key);
-        checkPermits(r, permits);
+        checkPermits(r, key, permits);
         long budget = checkMaxWait(maxWait);
         for (;;) {
             if (Thread.interrupted()) {
@@ -163,12 +219,17 @@ public final class DefaultRateLimiter implements RateLimiter {
 
     @Override
     public boolean release(String key, long lease) {
-        return store.release(rule, RateLimiter.checkKey(key), lease);
+        Rule r = rule.ruleFor(RateLimiter.checkKey(key));
+        return r != null && store.release(r, key, lease);
     }
 
+    /** Forgets the key under the rule's own limits and every tier's: a key that moved between tiers included. */
     @Override
     public void reset(String key) {
-        store.reset(rule, RateLimiter.checkKey(key));
+        RateLimiter.checkKey(key);
+        for (Rule r : rule.stateRules()) {
+            store.reset(r, key);
+        }
     }
 
     @Override
@@ -177,9 +238,10 @@ public final class DefaultRateLimiter implements RateLimiter {
             throw new IllegalArgumentException("limit must not be null");
         }
         Rule r = rule;
-        if (r.limit(limit.name()) == null) {
+        if (r.limit(limit.name()) == null && r.tiers().stream().noneMatch(t -> t.limits().stream()
+                .anyMatch(l -> l.name().equals(limit.name())))) {
             throw new IllegalArgumentException("limit must name one of rule '" + r.name() + "''s limits "
-                    + r.limits().stream().map(Limit::name).toList() + ", was '" + limit.name() + "'");
+                    + r.limits().stream().map(Limit::name).toList() + " or its tiers', was '" + limit.name() + "'");
         }
         rule = r.withLimit(limit);
     }
@@ -187,7 +249,7 @@ public final class DefaultRateLimiter implements RateLimiter {
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(String key, long permits) {
         Rule r = rule;
-        return decideAsync(r, RateLimiter.checkKey(key), Request.tryAcquire(checkPermits(r, permits)));
+        return decideAsync(r, RateLimiter.checkKey(key), Request.tryAcquire(checkPermits(r, key, permits)));
     }
 
     @Override
@@ -199,14 +261,14 @@ public final class DefaultRateLimiter implements RateLimiter {
     public CompletableFuture<Decision> reserveAsync(String key, long permits, Duration maxWait) {
         Rule r = rule;
         return decideAsync(r, RateLimiter.checkKey(key),
-                Request.reserve(checkPermits(r, permits), checkMaxWait(maxWait)));
+                Request.reserve(checkPermits(r, key, permits), checkMaxWait(maxWait)));
     }
 
     @Override
     public CompletableFuture<Decision> acquireAsync(String key, long permits, Duration maxWait) {
         Rule r = rule;
         RateLimiter.checkKey(key);
-        checkPermits(r, permits);
+        checkPermits(r, key, permits);
         return acquireAsync(key, permits, checkMaxWait(maxWait));
     }
 
@@ -236,21 +298,44 @@ public final class DefaultRateLimiter implements RateLimiter {
     @Override
     public CompletableFuture<Decision> peekAsync(String key, long permits) {
         Rule r = rule;
+        RateLimiter.checkKey(key);
         if (permits != 0) {
-            checkPermits(r, permits);
+            checkPermits(r, key, permits);
         }
-        return decideAsync(r, RateLimiter.checkKey(key), Request.peek(permits));
+        return decideAsync(r, key, Request.peek(permits));
     }
 
     @Override
     public CompletableFuture<Boolean> releaseAsync(String key, long lease) {
-        return store.releaseAsync(rule, RateLimiter.checkKey(key), lease);
+        Rule r = rule.ruleFor(RateLimiter.checkKey(key));
+        return r == null ? CompletableFuture.completedFuture(false) : store.releaseAsync(r, key, lease);
     }
 
     @Override
     public void close() {
         if (ownsStore) {
             store.close();
+        }
+    }
+
+    /**
+     * Permits in range for the rule that decides {@code key}: its tier's, whose limits may allow more (or fewer)
+     * than the rule's own; an unlimited or blocked tier takes up to {@link Limit#MAX_COUNT}.
+     */
+    private static long checkPermits(Rule rule, String key, long permits) {
+        if (!rule.hasTiers()) {
+            return checkPermits(rule, permits);
+        }
+        Rule decides = rule.ruleFor(key);
+        if (decides == null) {
+            return checkAtMost(permits);
+        }
+        Tier tier = rule.tierFor(key);
+        try {
+            return checkPermits(decides, permits);
+        } catch (IllegalArgumentException e) {
+            throw tier == null ? e : new IllegalArgumentException(e.getMessage().replace("for rule '" + decides.name()
+                    + "'", "for tier '" + tier.name() + "' of rule '" + rule.name() + "'"), e);
         }
     }
 

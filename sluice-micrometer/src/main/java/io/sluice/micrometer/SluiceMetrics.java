@@ -33,6 +33,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <tr><td>{@code sluice.limiter.shadow{rule,limit}}</td><td>counter
  * [{@code sluice_limiter_shadow_total}]: decisions a shadow limit would have rejected, by that limit (what it
  * would have done; the decision itself is counted above)</td></tr>
+ * <tr><td>{@code sluice.limiter.tiers{rule,tier,outcome}}</td><td>counter
+ * [{@code sluice_limiter_tiers_total}]: decisions a tier of the rule took ({@link Decision#tier()}), by tier name,
+ * never by key</td></tr>
  * <tr><td>{@code sluice.store.calls{operation,outcome}}</td><td>timer: each call to the store's backend
  * ({@code decide}, {@code lease}, {@code sync}, ...), outcome {@code success}/{@code error}</td></tr>
  * <tr><td>{@code sluice.breaker.state}</td><td>gauge: 0 closed, 1 half-open, 2 open</td></tr>
@@ -52,6 +55,7 @@ public final class SluiceMetrics implements SluiceListener {
     private final MeterRegistry registry;
     private final Map<DecisionTags, Counter> decisions = new ConcurrentHashMap<>();
     private final Map<ShadowTags, Counter> shadows = new ConcurrentHashMap<>();
+    private final Map<TierTags, Counter> tiers = new ConcurrentHashMap<>();
     private final Map<CallTags, Timer> calls = new ConcurrentHashMap<>();
     private final Map<String, Counter> breakerTransitions = new ConcurrentHashMap<>();
     private final Map<String, Counter[]> leases = new ConcurrentHashMap<>();
@@ -103,6 +107,13 @@ public final class SluiceMetrics implements SluiceListener {
                 .tags(Tags.of("rule", t.rule(), "limit", t.limit(), "outcome", t.allowed() ? "allowed" : "rejected",
                         "source", lower(t.source().name())))
                 .register(registry)).increment();
+        if (decision.tier() != null) {
+            tiers.computeIfAbsent(new TierTags(rule.name(), decision.tier(), decision.allowed()), t ->
+                    Counter.builder("sluice.limiter.tiers")
+                            .description("Decisions a tier of the rule took, by rule, tier and outcome")
+                            .tags(Tags.of("rule", t.rule(), "tier", t.tier(), "outcome",
+                                    t.allowed() ? "allowed" : "rejected")).register(registry)).increment();
+        }
         if (decision.shadowRejected()) {
             shadows.computeIfAbsent(new ShadowTags(rule.name(), decision.shadowLimit()), t ->
                     Counter.builder("sluice.limiter.shadow")
@@ -110,6 +121,9 @@ public final class SluiceMetrics implements SluiceListener {
                             .tags(Tags.of("rule", t.rule(), "limit", t.limit())).register(registry)).increment();
         }
     }
+
+    /** The tags of a tier counter: tier names come from configuration, so they are bounded as rule names are. */
+    private record TierTags(String rule, String tier, boolean allowed) {}
 
     /** The tags of a shadow counter. */
     private record ShadowTags(String rule, String limit) {}

@@ -39,6 +39,25 @@ class SluiceMetricsTest {
     }
 
     @Test
+    void countsTierDecisionsByTierNameNeverByKey() {
+        Rule rule = Rule.of("api", FixedWindow.of(1, Duration.ofSeconds(1))).withTiers(
+                io.sluice.Tier.named("premium").keys("tenant-*").limits(FixedWindow.of(2, Duration.ofSeconds(1))),
+                io.sluice.Tier.named("blocked").keys("evil").blocked());
+        try (RateLimiter limiter = RateLimiter.builder(rule).store(Store.memory().clock(new ManualClock(1_000_000))
+                .build()).listener(metrics).build()) {
+            for (String key : new String[] {"tenant-1", "tenant-1", "tenant-1", "tenant-2", "evil", "other"}) {
+                limiter.tryAcquire(key);
+            }
+        }
+        assertThat(registry.get("sluice.limiter.tiers").tags("rule", "api", "tier", "premium", "outcome", "allowed")
+                .counter().count()).isEqualTo(3);
+        assertThat(registry.get("sluice.limiter.tiers").tags("tier", "premium", "outcome", "rejected").counter()
+                .count()).isEqualTo(1);
+        assertThat(registry.get("sluice.limiter.tiers").tags("tier", "blocked").counter().count()).isEqualTo(1);
+        assertThat(registry.find("sluice.limiter.tiers").counters()).hasSize(3);
+    }
+
+    @Test
     void tagsDecisionsMadeUnderAFailurePolicyWithTheirSource() {
         Rule rule = Rule.of("api", FixedWindow.of(3, Duration.ofSeconds(1)));
         metrics.onDecision(rule, "user:1", new Decision(true, 1, 0, 0, 0, 0, "fixed_window", Decision.NO_LEASE)

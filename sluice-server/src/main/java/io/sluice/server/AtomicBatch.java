@@ -10,6 +10,7 @@ import com.linecorp.armeria.server.ServiceRequestContext;
 import io.sluice.Decision;
 import io.sluice.Request;
 import io.sluice.Store;
+import io.sluice.Tier;
 import io.sluice.http.RateLimitFields;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,13 +47,27 @@ final class AtomicBatch {
     /** Decides the checks together, off the event loop since a remote store blocks. */
     CompletableFuture<HttpResponse> decide(List<CheckRequest.Check> checks, long start, ServiceRequestContext ctx) {
         List<CheckRequest.RuleCheck> ruleChecks = new ArrayList<>(checks.size());
-        List<Store.Target> targets = new ArrayList<>(checks.size());
         for (CheckRequest.Check check : checks) {
-            CheckRequest.RuleCheck c = (CheckRequest.RuleCheck) check;
-            ruleChecks.add(c);
-            targets.add(new Store.Target(c.bound().rule(), c.key()));
+            ruleChecks.add((CheckRequest.RuleCheck) check);
         }
         long permits = ruleChecks.get(0).permits();
+        // Each key under its tier, as RateLimiter.tryAcquireAll decides: a blocked key rejects the batch, an
+        // unlimited key needs no store.
+        List<Store.Target> targets = new ArrayList<>(checks.size());
+        Decision blocked = null;
+        Tier unlimited = null;
+        for (CheckRequest.RuleCheck c : ruleChecks) {
+            Tier tier = c.bound().rule().tierFor(c.key());
+            if (tier != null && tier.kind() == Tier.Kind.BLOCKED) {
+                blocked = blocked == null ? tier.decide(Request.tryAcquire(permits)) : blocked;
+            } else if (tier != null && tier.kind() == Tier.Kind.UNLIMITED) {
+                unlimited = tier;
+            } else {
+                targets.add(new Store.Target(c.bound().rule().ruleFor(c.key()), c.key()));
+            }
+        }
+        Decision storeless = blocked != null ? blocked
+                : targets.isEmpty() ? unlimited.decide(Request.tryAcquire(permits)) : null;
         if (store == null) {
             metrics.invalidRequest(API);
             return CompletableFuture.completedFuture(HttpResponses.error(HttpStatus.BAD_REQUEST,
@@ -60,9 +75,10 @@ final class AtomicBatch {
         }
         return CompletableFuture.supplyAsync(() -> {
             try {
-                Decision d = store.decideTogether(targets, Request.tryAcquire(permits));
-                for (Store.Target t : targets) {
-                    metrics.decision(API, t.rule().name(), d.allowed() ? ServerMetrics.ALLOWED
+                Decision d = storeless != null ? storeless
+                        : store.decideTogether(targets, Request.tryAcquire(permits));
+                for (CheckRequest.RuleCheck c : ruleChecks) {
+                    metrics.decision(API, c.bound().rule().name(), d.allowed() ? ServerMetrics.ALLOWED
                             : ServerMetrics.REJECTED);
                 }
                 metrics.latency(API, start);

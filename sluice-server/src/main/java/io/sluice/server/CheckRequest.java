@@ -218,7 +218,7 @@ final class CheckRequest {
         if (node.has("lease")) {
             throw InvalidRequestException.at(at + "lease", "only used by op release");
         }
-        long permits = permits(node.get("permits"), at + "permits", op, bound);
+        long permits = permits(node.get("permits"), at + "permits", op, bound, scoped);
         Duration maxWait = null;
         if (node.has("max_wait_ms")) {
             if (op != Op.ACQUIRE) {
@@ -266,8 +266,9 @@ final class CheckRequest {
                 : limit(node.get("limit"), "limit", rules);
         String key = key(node.get("key"), "key");
         String domain = node.has("domain") ? domain(node.get("domain"), "domain") : null;
-        long permits = withPermits ? permits(node.get("permits"), "permits", Op.PEEK, bound) : 0;
-        return new Address(bound, domain, key, domain == null ? key : domain + DOMAIN_SEPARATOR + key, permits);
+        String scoped = domain == null ? key : domain + DOMAIN_SEPARATOR + key;
+        long permits = withPermits ? permits(node.get("permits"), "permits", Op.PEEK, bound, scoped) : 0;
+        return new Address(bound, domain, key, scoped, permits);
     }
 
     private Check descriptorCheck(JsonNode node, String at, Op op, String domain) throws InvalidRequestException {
@@ -388,14 +389,17 @@ final class CheckRequest {
         }
     }
 
-    private static long permits(JsonNode node, String at, Op op, RuleSet.Bound bound) throws InvalidRequestException {
+    /** Permits in range for the rule that decides {@code key}: the rule's own limits, or its tier's. */
+    private static long permits(JsonNode node, String at, Op op, RuleSet.Bound bound, String key)
+            throws InvalidRequestException {
         if (node == null) {
             return 1;
         }
         if (op == Op.TRY_AT_MOST) {
             return integer(node, at, 1, Limit.MAX_COUNT);
         }
-        long max = Math.min(bound.rule().maxPermits(), Limit.MAX_COUNT);
+        io.sluice.Rule decides = bound.rule().ruleFor(key);
+        long max = Math.min(decides == null ? Limit.MAX_COUNT : decides.maxPermits(), Limit.MAX_COUNT);
         long permits = integer(node, at, op == Op.PEEK ? 0 : 1, Limit.MAX_COUNT);
         if (permits > max) {
             throw InvalidRequestException.at(at, "must be in [" + (op == Op.PEEK ? 0 : 1) + ", " + max + "] for rule '"

@@ -13,6 +13,7 @@ import com.linecorp.armeria.server.HttpService;
 import com.linecorp.armeria.server.ServiceRequestContext;
 import io.sluice.Decision;
 import io.sluice.RateLimiter;
+import io.sluice.Rule;
 import io.sluice.Store;
 import io.sluice.http.RateLimitFields;
 import java.util.ArrayList;
@@ -150,18 +151,30 @@ final class CheckService implements HttpService {
         boolean counts = c.op() != CheckRequest.Op.PEEK;
         return decision.thenApply(d -> {
             if (counts) {
+                String outcome = !d.allowed() ? ServerMetrics.REJECTED
+                        // Let through although a shadow limit would have rejected it: "shadow", as Envoy's shadow_mode.
+                        : d.shadowRejected() ? ServerMetrics.SHADOW : ServerMetrics.ALLOWED;
+                metrics.decision(API, rule, outcome);
                 if (d.allowed()) {
-                    // Let through although a shadow limit would have rejected it: "shadow", as Envoy's shadow_mode.
-                    metrics.decision(API, rule, d.shadowRejected() ? ServerMetrics.SHADOW : ServerMetrics.ALLOWED);
                     metrics.admitted(API, rule, d.remaining(), c.bound().quotas().getOrDefault(d.limit(), 0L));
-                } else {
-                    metrics.decision(API, rule, ServerMetrics.REJECTED);
+                }
+                if (d.tier() != null) {
+                    metrics.tierDecision(API, rule, d.tier(), outcome);
                 }
             }
             boolean rejected = counts && !d.allowed();
-            return new Outcome(Json.decision(new StringBuilder(160), d).toString(), rejected,
-                    c.bound().policyField(), RateLimitFields.rateLimitField(d, c.bound().rule().limits().size()),
-                    d.retryAfterMicros() == Long.MAX_VALUE ? -1 : d.retryAfterSeconds(), null);
+            String policyField = c.bound().policyField();
+            String rateLimitField;
+            if (d.tier() == null) {
+                rateLimitField = RateLimitFields.rateLimitField(d, c.bound().rule().limits().size());
+            } else {
+                // The tier's limits are what the key gets; an unlimited or blocked tier advertises none.
+                Rule tierRule = c.bound().rule().ruleFor(c.key());
+                policyField = tierRule == null ? null : RateLimitFields.policyField(tierRule);
+                rateLimitField = tierRule == null ? null : RateLimitFields.rateLimitField(d, tierRule.limits().size());
+            }
+            return new Outcome(Json.decision(new StringBuilder(160), d).toString(), rejected, policyField,
+                    rateLimitField, d.retryAfterMicros() == Long.MAX_VALUE ? -1 : d.retryAfterSeconds(), null);
         });
     }
 

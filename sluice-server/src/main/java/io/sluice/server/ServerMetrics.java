@@ -24,6 +24,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code sluice_decisions_total{api,rule,outcome}}: {@code allowed}, {@code rejected}, {@code shadow}
  *       (over the limit but let through by {@code shadow_mode}, or by a rule's shadow limit), {@code unlimited}, {@code unmatched},
  *       {@code released}, {@code not_released}
+ *   <li>{@code sluice_tier_decisions_total{api,rule,tier,outcome}}: the decisions above that a tier of the rule
+ *       took ({@code allowed}, {@code shadow}, {@code rejected}), by tier name
  *   <li>{@code sluice_near_limit_total{api,rule}}: admitted with more than 80% of the quota used (envoy's
  *       {@code near_limit})
  *   <li>{@code sluice_envoy_<stat>_total{domain,key}}: envoyproxy/ratelimit's per-descriptor statistics
@@ -52,6 +54,7 @@ final class ServerMetrics {
     private final PrometheusMeterRegistry registry;
     private final ConcurrentMap<String, Counter> decisions = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Counter> nearLimit = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, Counter> tierDecisions = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Counter> envoy = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Timer> latency = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Counter> simple = new ConcurrentHashMap<>();
@@ -79,6 +82,17 @@ final class ServerMetrics {
         decisions.computeIfAbsent(api + '\0' + rule + '\0' + outcome, k -> Counter.builder("sluice.decisions")
                 .description("Decisions by API, rule and outcome")
                 .tags("api", api, "rule", rule, "outcome", outcome).register(registry)).increment();
+    }
+
+    /**
+     * Counts a decision taken under a tier of the rule: {@code sluice_tier_decisions_total{api,rule,tier,outcome}},
+     * labelled by the tier's name (configured), never by the key.
+     */
+    void tierDecision(String api, String rule, String tier, String outcome) {
+        tierDecisions.computeIfAbsent(api + '\0' + rule + '\0' + tier + '\0' + outcome, k ->
+                Counter.builder("sluice.tier.decisions").description("Decisions under a tier, by API, rule, tier and"
+                        + " outcome").tags("api", api, "rule", rule, "tier", tier, "outcome", outcome)
+                        .register(registry)).increment();
     }
 
     /**
