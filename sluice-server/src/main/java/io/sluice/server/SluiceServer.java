@@ -1,43 +1,15 @@
 package io.sluice.server;
 
-import com.linecorp.armeria.common.AggregatedHttpResponse;
-import com.linecorp.armeria.common.ContentTooLargeException;
-import com.linecorp.armeria.common.HttpMethod;
-import com.linecorp.armeria.common.HttpResponse;
-import com.linecorp.armeria.common.HttpStatus;
-import com.linecorp.armeria.common.MediaType;
-import com.linecorp.armeria.common.RequestHeaders;
-import com.linecorp.armeria.common.SessionProtocol;
-import com.linecorp.armeria.server.GracefulShutdown;
-import com.linecorp.armeria.server.HttpService;
-import com.linecorp.armeria.server.Route;
 import com.linecorp.armeria.server.Server;
-import com.linecorp.armeria.server.ServerBuilder;
-import com.linecorp.armeria.server.ServerErrorHandler;
-import com.linecorp.armeria.server.ServiceConfig;
-import com.linecorp.armeria.server.ServiceRequestContext;
-import com.linecorp.armeria.server.grpc.GrpcHealthCheckService;
-import com.linecorp.armeria.server.grpc.GrpcService;
-import com.linecorp.armeria.server.grpc.GrpcServiceBuilder;
-import com.linecorp.armeria.server.healthcheck.SettableHealthChecker;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
-import io.grpc.ServerInterceptors;
 import io.sluice.Store;
 import io.sluice.micrometer.SluiceMetrics;
 import io.sluice.rules.RuleFileException;
-import io.netty.handler.ssl.ClientAuth;
-import java.io.File;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -74,12 +46,6 @@ public final class SluiceServer implements AutoCloseable {
     private final Server http;
     private final Server grpc;
 
-    /**
-     * SETTINGS_MAX_CONCURRENT_STREAMS on every HTTP/2 connection: the value Envoy's guidance for edge proxies
-     * recommends, far above what one Envoy or client keeps in flight per connection for rate-limit calls, and
-     * small enough that one connection cannot pin an unbounded number of requests.
-     */
-    static final int HTTP2_MAX_CONCURRENT_STREAMS = 100;
     private volatile boolean started;
 
     private SluiceServer(Settings settings, Store store, boolean ownsStore, ServerMetrics metrics,
@@ -91,57 +57,9 @@ public final class SluiceServer implements AutoCloseable {
         this.metrics = metrics;
         this.rules = rules;
         this.reloader = reloader;
-        StoreErrors storeErrors = new StoreErrors(metrics);
-        EnvoyDecider envoy = new EnvoyDecider(store, metrics, hotKeys);
-        BearerAuth auth = settings.token() == null ? null : new BearerAuth(settings.token(), metrics);
-
-        GrpcServiceBuilder grpcService = GrpcService.builder()
-                .maxRequestMessageLength(grpcTransportLimit(settings))
-                .exceptionHandler(new MalformedGrpcRequests(settings.maxBodyBytes()));
-        RateLimitGrpcService rls = new RateLimitGrpcService(rules::get, envoy, settings, metrics, storeErrors);
-        grpcService.addService(auth == null ? rls.bindService() : ServerInterceptors.intercept(rls, auth.grpc()));
-        // grpc.health.v1 answers for "" (the whole server) and for the rate-limit service by its own name, the
-        // name Envoy's and Kubernetes' gRPC probes are usually given; both follow the server's lifecycle
-        // (NOT_SERVING once stopping). Left unauthenticated, like GET /health.
-        grpcService.addService(GrpcHealthCheckService.builder()
-                .serviceCheckers(RateLimitServiceGrpc.SERVICE_NAME, new SettableHealthChecker(true))
-                .build());
-        GrpcService grpcHandler = grpcService.build();
-
-        ServerBuilder sb = base(settings.httpPort(), settings.maxBodyBytes()).meterRegistry(metrics.registry());
-        CheckRequest parser = new CheckRequest(settings, envoy);
-        route(sb, HttpMethod.POST, "/v1/check", guarded(auth, "http",
-                new CheckService(rules::get, parser, envoy, metrics, storeErrors, false, settings.maxBodyBytes())));
-        route(sb, HttpMethod.POST, "/v1/check/batch", guarded(auth, "http",
-                new CheckService(rules::get, parser, envoy, metrics, storeErrors, true, settings.maxBodyBytes(),
-                        store)));
-        route(sb, HttpMethod.POST, "/json", guarded(auth, "json",
-                new EnvoyJsonService(rules::get, envoy, settings, metrics, storeErrors)));
-        StoreService remote = new StoreService(store, new RemoteRules(rules::get), metrics, storeErrors, clientClock,
-                settings.maxBodyBytes(), hotKeys);
-        route(sb, HttpMethod.POST, "/v1/store/rules", guarded(auth, StoreService.API, remote.register()));
-        route(sb, HttpMethod.POST, "/v1/store/call", guarded(auth, StoreService.API, remote.call()));
-        AdminService admin = new AdminService(rules::get, parser, store, hotKeys, metrics, storeErrors,
-                settings.maxBodyBytes());
-        route(sb, HttpMethod.POST, "/v1/admin/state", guarded(auth, AdminService.API, admin.state()));
-        route(sb, HttpMethod.POST, "/v1/admin/reset", guarded(auth, AdminService.API, admin.reset()));
-        route(sb, HttpMethod.GET, "/v1/admin/top", guarded(auth, AdminService.API, admin.top()));
-        route(sb, HttpMethod.GET, "/v1/rules", guarded(auth, "http",
-                OpsService.rules(rules::get, () -> reloader == null ? null : reloader.lastError())));
-        route(sb, HttpMethod.GET, "/metrics", guarded(auth, "http", OpsService.metrics(metrics)));
-        route(sb, HttpMethod.GET, "/health", OpsService.health());
-        route(sb, HttpMethod.GET, "/healthcheck", OpsService.healthcheck());
-        route(sb, HttpMethod.GET, "/ready", OpsService.ready(store));
-        GrpcFraming framing = new GrpcFraming(settings.maxBodyBytes());
-        if (settings.grpcOnHttpPort()) {
-            sb.service(grpcHandler, s -> s.decorate(framing));
-            this.grpc = null;
-        } else {
-            ServerBuilder gb = base(settings.grpcPort(), grpcTransportLimit(settings));
-            gb.service(grpcHandler, s -> s.decorate(framing));
-            this.grpc = gb.build();
-        }
-        this.http = sb.build();
+        Routes.Servers servers = Routes.build(settings, store, metrics, rules, reloader, clientClock, hotKeys);
+        this.http = servers.http();
+        this.grpc = servers.grpc();
     }
 
     /** A builder; every setting has a default (the no-argument {@code sluice serve}). */
@@ -244,9 +162,9 @@ public final class SluiceServer implements AutoCloseable {
             reloader.close();
         }
         List<CompletableFuture<?>> stops = new ArrayList<>();
-        stops.add(released(http));
+        stops.add(ServerStop.released(http));
         if (grpc != null) {
-            stops.add(released(grpc));
+            stops.add(ServerStop.released(grpc));
         }
         return CompletableFuture.allOf(stops.toArray(new CompletableFuture<?>[0])).whenComplete((x, e) -> {
             if (ownsStore) {
@@ -258,37 +176,6 @@ public final class SluiceServer implements AutoCloseable {
             }
         });
     }
-
-    /**
-     * Stops {@code server} and completes once it has released its port and closed its connections, without
-     * waiting for its acceptor thread to end.
-     *
-     * <p>Why not {@code server.stop()}'s own future: it completes only when the acceptor's Netty event loop has
-     * terminated, and Armeria ends that loop with {@code shutdownGracefully()}, whose quiet period is Netty's fixed
-     * 2 s. With nothing left to accept, those 2 s added nothing but made an idle {@code sluice serve} take about
-     * 3.5 s to exit on SIGTERM instead of the shutdown quiet period and a few milliseconds. The acceptor thread
-     * still ends by itself 2 s later; a JVM exiting on a signal does not wait for it.
-     */
-    private static CompletableFuture<Void> released(Server server) {
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        server.stop().whenComplete((x, e) -> done.complete(null));
-        // Armeria empties activePorts() once the listening sockets are closed, after the graceful shutdown's
-        // quiet period, and then closes the remaining connections; a poll sees both without reaching inside.
-        ScheduledFuture<?> poll = STOP_POLLER.scheduleWithFixedDelay(() -> {
-            if (server.activePorts().isEmpty() && server.numConnections() == 0) {
-                done.complete(null);
-            }
-        }, 10, 10, TimeUnit.MILLISECONDS);
-        done.whenComplete((x, e) -> poll.cancel(false));
-        return done;
-    }
-
-    /** Watches servers being stopped ({@link #released}); a daemon thread, so it never keeps a JVM alive. */
-    private static final ScheduledExecutorService STOP_POLLER = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "sluice-server-stop");
-        t.setDaemon(true);
-        return t;
-    });
 
     /** {@link #stopAsync()}, waiting for it. */
     public void stop() {
@@ -310,109 +197,12 @@ public final class SluiceServer implements AutoCloseable {
         return n;
     }
 
-    private ServerBuilder base(int port, int maxRequestLength) {
-        ServerBuilder sb = Server.builder();
-        InetSocketAddress address = new InetSocketAddress(settings.bind(), port);
-        if (settings.tls()) {
-            sb.port(address, SessionProtocol.HTTPS);
-            sb.tls(settings.tlsCert().toFile(), settings.tlsKey().toFile());
-            if (settings.tlsClientCa() != null) {
-                // Mutual TLS: the handshake itself fails for a client without a certificate from the CA, so no
-                // request of such a client reaches a service (HTTP and gRPC alike).
-                File ca = settings.tlsClientCa().toFile();
-                sb.tlsCustomizer(ssl -> ssl.trustManager(ca).clientAuth(ClientAuth.REQUIRE));
-            }
-        } else {
-            sb.port(address, SessionProtocol.HTTP);
-        }
-        // The gRPC server keeps Armeria's default registry: two servers on one registry would register the
-        // shared executors' gauges twice. Sluice's own gRPC metrics are recorded by the service either way.
-        return sb.maxRequestLength(maxRequestLength)
-                // HTTP/2 abuse (CVE-2023-44487 "Rapid Reset", CVE-2025-55163 "MadeYouReset"): a finite stream
-                // count per connection, advertised in SETTINGS, instead of Armeria's unlimited default. Resets
-                // are further bounded by Netty (the client's RST_STREAMs by Armeria's per-window limit; the
-                // server's own, provoked by malformed frames, by Netty's limits since 4.1.124), which answers
-                // a flood with GOAWAY and closes the connection (Http2AbuseIT).
-                .http2MaxStreamsPerConnection(HTTP2_MAX_CONCURRENT_STREAMS)
-                .disableServerHeader()
-                // Expected failures (a body over the limit) are answered, not errors worth a periodic warning.
-                .unloggedExceptionsReportInterval(Duration.ZERO)
-                .gracefulShutdown(GracefulShutdown.builder()
-                        .quietPeriod(settings.shutdownQuietPeriod())
-                        .timeout(settings.shutdownTimeout())
-                        .build())
-                .errorHandler(new JsonErrors(settings.maxBodyBytes()));
-    }
-
-    private static void route(ServerBuilder sb, HttpMethod method, String path, HttpService service) {
-        List<HttpMethod> methods = method == HttpMethod.GET ? List.of(HttpMethod.GET, HttpMethod.HEAD)
-                : List.of(method);
-        sb.service(Route.builder().path(path).methods(methods).build(), service);
-    }
-
-    private static HttpService guarded(BearerAuth auth, String api, HttpService service) {
-        return auth == null ? service : service.decorate(auth.http(api));
-    }
-
-    /**
-     * What the gRPC transport accepts: twice the configured limit, so that a compressed message may inflate a
-     * little past it and still be refused by the service with a message naming the limit. A larger body is cut
-     * off by the transport; every size refusal is RESOURCE_EXHAUSTED naming the limit ({@link GrpcFraming}).
-     */
-    private static int grpcTransportLimit(Settings settings) {
-        return (int) Math.min(Integer.MAX_VALUE, 2L * settings.maxBodyBytes() + 1024);
-    }
-
     private static String rootMessage(Throwable e) {
         Throwable t = e;
         while (t.getCause() != null) {
             t = t.getCause();
         }
         return t.getMessage() == null ? t.toString() : t.getMessage();
-    }
-
-    /**
-     * Every error the server itself produces is JSON; a body over the limit is a 413 naming the limit, whether
-     * its declared length is refused up front or a body without one overflows while it is read.
-     */
-    private static final class JsonErrors implements ServerErrorHandler {
-        private final int maxBodyBytes;
-
-        JsonErrors(int maxBodyBytes) {
-            this.maxBodyBytes = maxBodyBytes;
-        }
-
-        @Override
-        public HttpResponse onServiceException(ServiceRequestContext ctx, Throwable cause) {
-            if (cause instanceof ContentTooLargeException && isGrpc(ctx.request().headers())) {
-                return GrpcFraming.refuse(GrpcFraming.tooLarge(maxBodyBytes));
-            }
-            if (cause instanceof ContentTooLargeException) {
-                return HttpResponses.error(HttpStatus.REQUEST_ENTITY_TOO_LARGE, HttpResponses.tooLarge(maxBodyBytes));
-            }
-            return null;
-        }
-
-        @Override
-        public AggregatedHttpResponse renderStatus(ServiceRequestContext ctx, ServiceConfig config,
-                                                   RequestHeaders headers, HttpStatus status, String description,
-                                                   Throwable cause) {
-            if (status == HttpStatus.REQUEST_ENTITY_TOO_LARGE && isGrpc(headers)) {
-                // A gRPC client reads the status from grpc-status; a bare HTTP 413 would reach it as UNKNOWN.
-                return GrpcFraming.aggregated(GrpcFraming.tooLarge(maxBodyBytes));
-            }
-            if (status == HttpStatus.REQUEST_ENTITY_TOO_LARGE) {
-                return AggregatedHttpResponse.of(HttpStatus.REQUEST_ENTITY_TOO_LARGE, MediaType.JSON_UTF_8,
-                        Json.error(HttpResponses.tooLarge(maxBodyBytes)));
-            }
-            String message = status.toString() + (description == null ? "" : ": " + description);
-            return AggregatedHttpResponse.of(status, MediaType.JSON_UTF_8, Json.error(message));
-        }
-    }
-
-    private static boolean isGrpc(RequestHeaders headers) {
-        MediaType type = headers.contentType();
-        return type != null && type.subtype().startsWith("grpc");
     }
 
     /** Configures a {@link SluiceServer}; the defaults are those of {@code sluice serve} without arguments. */
@@ -622,9 +412,7 @@ public final class SluiceServer implements AutoCloseable {
                 throw new IllegalArgumentException("a client CA (mutual TLS) needs the server's own TLS certificate"
                         + " and key");
             }
-            Settings settings = new Settings(bind, httpPort, grpcPort, List.copyOf(rules),
-                    store != null ? "(given)" : storeSpec, token, tlsCert, tlsKey, tlsClientCa, reloadInterval, maxBodyBytes,
-                    maxBatch, maxKeyLength, maxEntries, envoyHeaders, shutdownQuietPeriod, shutdownTimeout, redis);
+            Settings settings = settings();
             RuleSet.Sources sources;
             if (settings.rules().isEmpty()) {
                 sources = RuleSet.read(List.of());
@@ -656,6 +444,13 @@ public final class SluiceServer implements AutoCloseable {
                 metrics.close();
                 throw e;
             }
+        }
+
+        /** The settings as given so far; the empty endpoint ({@link EmptyEndpoint}) is built from them too. */
+        Settings settings() {
+            return new Settings(bind, httpPort, grpcPort, List.copyOf(rules), store != null ? "(given)" : storeSpec,
+                    token, tlsCert, tlsKey, tlsClientCa, reloadInterval, maxBodyBytes, maxBatch, maxKeyLength,
+                    maxEntries, envoyHeaders, shutdownQuietPeriod, shutdownTimeout, redis);
         }
 
         private static String require(String value, String what) {

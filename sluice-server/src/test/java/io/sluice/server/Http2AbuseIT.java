@@ -88,7 +88,7 @@ class Http2AbuseIT {
                 assertThat(settings.type).as("the server's first frame").isEqualTo(FRAME_SETTINGS);
                 assertThat(settings.setting(SETTINGS_MAX_CONCURRENT_STREAMS))
                         .as("SETTINGS_MAX_CONCURRENT_STREAMS on port %d", port)
-                        .isEqualTo(SluiceServer.HTTP2_MAX_CONCURRENT_STREAMS);
+                        .isEqualTo(HttpStack.HTTP2_MAX_CONCURRENT_STREAMS);
             }
         }
     }
