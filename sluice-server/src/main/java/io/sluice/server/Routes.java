@@ -65,7 +65,7 @@ final class Routes {
                 settings.maxBodyBytes(), hotKeys);
         route(sb, HttpMethod.POST, "/v1/store/rules", guarded(auth, StoreService.API, remote.register()));
         route(sb, HttpMethod.POST, "/v1/store/call", guarded(auth, StoreService.API, remote.call()));
-        AdminService admin = new AdminService(rules::get, parser, store, hotKeys, metrics, storeErrors,
+        AdminService admin = new AdminService(rules::get, parser, settings, envoy, store, hotKeys, metrics, storeErrors,
                 settings.maxBodyBytes());
         route(sb, HttpMethod.POST, "/v1/admin/state", guarded(auth, AdminService.API, admin.state()));
         route(sb, HttpMethod.POST, "/v1/admin/reset", guarded(auth, AdminService.API, admin.reset()));
