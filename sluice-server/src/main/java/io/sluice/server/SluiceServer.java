@@ -96,7 +96,16 @@ public final class SluiceServer implements AutoCloseable {
                 .addKeyValue("tls", settings.tls())
                 .addKeyValue("store", StoreFactory.describe(settings.storeSpec()))
                 .addKeyValue("rules", rules.get().summary())
+                .addKeyValue("redis_mode", settings.redisMode().mode().toString())
                 .log();
+        List<String> exact = rules.get().notInDefaultMode();
+        if (!exact.isEmpty()) {
+            LOG.atWarn().setMessage("the default mode " + settings.redisMode().mode().name() + " cannot run these"
+                            + " rules; they are enforced exactly (give them a mode of their own to say so)")
+                    .addKeyValue("event", "rules_not_in_default_mode")
+                    .addKeyValue("rules", String.join(", ", exact))
+                    .log();
+        }
         return this;
     }
 
@@ -138,6 +147,19 @@ public final class SluiceServer implements AutoCloseable {
     /** The rules in force, one line: names and limits, envoy domains. */
     public String rulesSummary() {
         return rules.get().summary();
+    }
+
+    /** The mode rules without their own are enforced in ({@link Builder#redisMode}). */
+    public io.sluice.Mode defaultMode() {
+        return settings.redisMode().mode();
+    }
+
+    /**
+     * The rules without a mode of their own that the default mode cannot run, enforced exactly, each as
+     * {@code name (algorithms)}.
+     */
+    public List<String> rulesNotInDefaultMode() {
+        return rules.get().notInDefaultMode();
     }
 
     /** The store as it was named. */
@@ -227,6 +249,7 @@ public final class SluiceServer implements AutoCloseable {
         private Duration shutdownTimeout = Duration.ofSeconds(10);
         private StoreFactory.RedisTuning redis = StoreFactory.RedisTuning.SERVER_DEFAULT;
         private boolean clientClock;
+        private DefaultMode redisMode = DefaultMode.EXACT;
 
         private Builder() {}
 
@@ -401,6 +424,17 @@ public final class SluiceServer implements AutoCloseable {
         }
 
         /**
+         * The mode the rules of the rule files are enforced in when they choose none ({@code mode} in a rule
+         * file), limits addressed alone and envoy limits too; default {@link io.sluice.Mode#exact()}. Where the
+         * mode cannot run a rule (synced runs only fixed and sliding windows, leased no reserving algorithm),
+         * that rule stays exact and the start-up log names it. Only a Redis store tells modes apart.
+         */
+        public Builder redisMode(io.sluice.Mode mode) {
+            this.redisMode = new DefaultMode(mode);
+            return this;
+        }
+
+        /**
          * Reads the rules and opens the store; nothing listens until {@link SluiceServer#start()}.
          *
          * @throws RuleFileException        when a rule file is invalid (file, line and field in the message)
@@ -432,7 +466,8 @@ public final class SluiceServer implements AutoCloseable {
             }
             try {
                 HotKeys hotKeys = new HotKeys(io.sluice.Clock.system(), HotKeys.DEFAULT_CAPACITY);
-                AtomicReference<RuleSet> current = new AtomicReference<>(RuleSet.bind(sources, s, hotKeys));
+                AtomicReference<RuleSet> current = new AtomicReference<>(RuleSet.bind(sources, s, hotKeys,
+                        settings.redisMode()));
                 metrics.rulesLoaded(ruleCount(current.get()));
                 RuleReloader reloader = settings.rules().isEmpty() ? null
                         : new RuleReloader(settings.rules(), s, current, metrics, settings.reloadInterval());
@@ -450,7 +485,7 @@ public final class SluiceServer implements AutoCloseable {
         Settings settings() {
             return new Settings(bind, httpPort, grpcPort, List.copyOf(rules), store != null ? "(given)" : storeSpec,
                     token, tlsCert, tlsKey, tlsClientCa, reloadInterval, maxBodyBytes, maxBatch, maxKeyLength,
-                    maxEntries, envoyHeaders, shutdownQuietPeriod, shutdownTimeout, redis);
+                    maxEntries, envoyHeaders, shutdownQuietPeriod, shutdownTimeout, redis, redisMode);
         }
 
         private static String require(String value, String what) {
