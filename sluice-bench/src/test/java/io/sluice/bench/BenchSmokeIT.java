@@ -129,7 +129,8 @@ class BenchSmokeIT {
             }
         }
 
-        // server: sluice serve under wrk (run-tests installs wrk), memory store 2 rows, Redis 3 (plain x 2, leased)
+        // server: sluice serve under wrk (run-tests installs wrk), memory store 2 rows, the empty endpoint (the
+        // ceiling), Redis 3 (plain x 2, leased)
         List<JsonNode> flood = measurements.stream().filter(m -> m.get("suite").asText().equals("server")
                 && m.get("variant").asText().equals("memory/eviction_flood")).toList();
         assertThat(flood).extracting(m -> m.get("mode").asText())
@@ -154,7 +155,8 @@ class BenchSmokeIT {
                 && !m.get("variant").asText().equals("memory/eviction_flood")
                 && !m.get("variant").asText().equals("memory/remote-client")).toList();
         assertThat(server).extracting(m -> m.get("variant").asText() + "/" + m.get("keys").asInt())
-                .containsExactly("memory/1", "memory/50", "redis/1", "redis/50", "redis/leased/1");
+                .containsExactly("memory/1", "memory/50", "empty-endpoint/50", "redis/1", "redis/50",
+                        "redis/leased/1");
         for (JsonNode m : server) {
             assertThat(m.get("note").isNull()).as("note of %s", m).isTrue();
             assertThat(m.get("decisions_per_s").asDouble()).as("%s", m).isPositive();

@@ -57,11 +57,18 @@ public final class RuleFile {
     private final String source;
     private final Map<String, Limit> limits;
     private final Map<String, Rule> rules;
+    private final java.util.Set<String> ownModes;
 
     private RuleFile(String source, Map<String, Limit> limits, Map<String, Rule> rules) {
+        this(source, limits, rules, java.util.Set.of());
+    }
+
+    private RuleFile(String source, Map<String, Limit> limits, Map<String, Rule> rules,
+                     java.util.Set<String> ownModes) {
         this.source = source;
         this.limits = Collections.unmodifiableMap(limits);
         this.rules = Collections.unmodifiableMap(rules);
+        this.ownModes = java.util.Set.copyOf(ownModes);
     }
 
     /** Rules built elsewhere (e.g. from an envoy configuration by {@link EnvoyConfig#asRuleFile}). */
@@ -107,13 +114,18 @@ public final class RuleFile {
             limits.put(e.getKey(), defineLimit(e.getKey(), e.getValue()));
         }
         Map<String, Rule> rules = new LinkedHashMap<>();
+        java.util.Set<String> ownModes = new java.util.HashSet<>();
         Node rulesNode = top.get("rules");
         if (rulesNode != null) {
             for (Map.Entry<String, Node> e : rulesNode.members("a map of rule names to their limits").entrySet()) {
                 rules.put(e.getKey(), defineRule(e.getKey(), e.getValue(), limits));
+                Map<String, Node> members = e.getValue().members("a map with 'limits': a list of limit names");
+                if (MODE_FIELDS.stream().anyMatch(members::containsKey)) {
+                    ownModes.add(e.getKey());
+                }
             }
         }
-        return new RuleFile(source, limits, rules);
+        return new RuleFile(source, limits, rules, ownModes);
     }
 
     /**
@@ -162,6 +174,14 @@ public final class RuleFile {
         return rules;
     }
 
+    /**
+     * The names of the rules that choose their own mode ({@code mode}, or one of its options); the others have
+     * the default, exact, which a server may replace with its own default ({@code sluice serve --redis-mode}).
+     */
+    public java.util.Set<String> rulesWithOwnMode() {
+        return ownModes;
+    }
+
     private static Limit defineLimit(String name, Node definition) throws RuleFileException {
         Map<String, Node> members = definition.members("a map of an algorithm and its parameters");
         Node algorithmNode = members.get("algorithm");
@@ -176,6 +196,9 @@ public final class RuleFile {
         }
         return schema.define(name, definition);
     }
+
+    /** The fields that choose a rule's mode: a rule with none of them has the default (exact, or a server's). */
+    private static final List<String> MODE_FIELDS = List.of("mode", "lease_ttl", "max_batch", "sync_interval");
 
     /** The fields a rule may have besides its limits. */
     static final List<String> RULE_FIELDS = List.of("limits", "mode", "lease_ttl", "max_batch",

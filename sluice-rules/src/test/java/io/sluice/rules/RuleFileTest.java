@@ -235,6 +235,11 @@ class RuleFileTest {
         assertThat(file.rules().get("busy").failurePolicy()).isEqualTo(io.sluice.FailurePolicy.localFallback(0.25));
         assertThat(file.rules().get("queued").mode()).isEqualTo(io.sluice.Mode.coalesced());
         assertThat(file.rules().get("queued").failurePolicy()).isEqualTo(io.sluice.FailurePolicy.failClosed());
+        // Only "plain" leaves its mode to a server's default.
+        assertThat(file.rulesWithOwnMode()).containsExactlyInAnyOrder("hot", "busy", "queued");
+        RuleFile explicit = RuleFile.parse("e.yaml", "limits:\n  w: {algorithm: fixed_window, limit: 1, window: 1s}\n"
+                + "rules:\n  a: {limits: [w], mode: exact}\n  b: {limits: [w]}\n");
+        assertThat(explicit.rulesWithOwnMode()).containsExactly("a");
     }
 
     @Test

@@ -42,16 +42,20 @@ final class AdminService {
 
     private final Supplier<RuleSet> rules;
     private final CheckRequest parser;
+    private final Settings settings;
+    private final EnvoyDecider envoy;
     private final Store store;
     private final HotKeys hotKeys;
     private final ServerMetrics metrics;
     private final StoreErrors storeErrors;
     private final int maxBodyBytes;
 
-    AdminService(Supplier<RuleSet> rules, CheckRequest parser, Store store, HotKeys hotKeys, ServerMetrics metrics,
-                 StoreErrors storeErrors, int maxBodyBytes) {
+    AdminService(Supplier<RuleSet> rules, CheckRequest parser, Settings settings, EnvoyDecider envoy, Store store,
+                 HotKeys hotKeys, ServerMetrics metrics, StoreErrors storeErrors, int maxBodyBytes) {
         this.rules = rules;
         this.parser = parser;
+        this.settings = settings;
+        this.envoy = envoy;
         this.store = store;
         this.hotKeys = hotKeys;
         this.metrics = metrics;
@@ -62,13 +66,13 @@ final class AdminService {
     /** {@code POST /v1/admin/state}. */
     HttpService state() {
         return (ctx, req) -> HttpResponse.of(req.aggregate().thenCompose(body -> {
-            CheckRequest.Address a;
+            AdminAddress a;
             try {
                 a = address(body, true);
             } catch (InvalidRequestException e) {
                 return invalid(e);
             }
-            Rule rule = a.bound().limiter().rule();
+            Rule rule = a.rule();
             CompletableFuture<HttpResponse> answer;
             try {
                 // Two peeks: one of 0 permits for what the key has now (a peek of n reports what would be left
@@ -89,19 +93,19 @@ final class AdminService {
     HttpService reset() {
         return (ServiceRequestContext ctx, com.linecorp.armeria.common.HttpRequest req) ->
                 HttpResponse.of(req.aggregate().thenCompose(body -> {
-                    CheckRequest.Address a;
+                    AdminAddress a;
                     try {
                         a = address(body, false);
                     } catch (InvalidRequestException e) {
                         return invalid(e);
                     }
-                    Rule rule = a.bound().limiter().rule();
+                    Rule rule = a.rule();
                     // A Redis store's reset blocks until Redis answers: not on an event loop.
                     return CompletableFuture.supplyAsync(() -> {
                         store.reset(rule, a.scoped());
                         StringBuilder s = new StringBuilder(96).append("{\"reset\":true,");
                         return HttpResponse.of(HttpStatus.OK, MediaType.JSON_UTF_8,
-                                addressed(s, rule, a.domain(), a.key()).append('}').toString());
+                                addressed(s, a).append('}').toString());
                     }, ctx.blockingTaskExecutor()).exceptionally(this::failed);
                 }).exceptionally(e -> HttpResponses.unreadable(e, maxBodyBytes)));
     }
@@ -157,10 +161,10 @@ final class AdminService {
         return n;
     }
 
-    private CheckRequest.Address address(AggregatedHttpRequest body, boolean withPermits)
+    private AdminAddress address(AggregatedHttpRequest body, boolean withPermits)
             throws InvalidRequestException {
         JsonNode root = CheckRequest.parse(body.content().array());
-        return parser.address(root, rules.get(), withPermits);
+        return AdminAddress.parse(root, rules.get(), withPermits, parser, settings, envoy);
     }
 
     private CompletableFuture<HttpResponse> invalid(InvalidRequestException e) {
@@ -180,9 +184,9 @@ final class AdminService {
      * {@code limit} with the fewest permits left, from a peek of 0); and what a request of {@code permits} would
      * get ({@code allowed}, {@code retry_after_ms}, and when it would be rejected, {@code rejected_by}).
      */
-    private static String state(CheckRequest.Address a, Rule rule, Decision now, Decision asked) {
+    private static String state(AdminAddress a, Rule rule, Decision now, Decision asked) {
         StringBuilder s = new StringBuilder(256).append('{');
-        addressed(s, rule, a.domain(), a.key());
+        addressed(s, a);
         s.append(",\"remaining\":").append(now.remaining());
         s.append(",\"reset_after_ms\":");
         Json.millis(s, now.resetAfterMicros());
@@ -203,16 +207,28 @@ final class AdminService {
         return s.append('}').toString();
     }
 
-    /** {@code "rule":...,"domain":...,"key":...}, the domain only when there is one. */
-    private static StringBuilder addressed(StringBuilder s, Rule rule, String domain, String key) {
+    /**
+     * {@code "rule":...,"domain":...,"key":...}, the domain only when there is one; for a descriptor, its entries
+     * as given before the key (the counter's key on the store).
+     */
+    private static StringBuilder addressed(StringBuilder s, AdminAddress a) {
         s.append("\"rule\":");
-        Json.string(s, rule.name());
-        if (domain != null) {
+        Json.string(s, a.rule().name());
+        if (a.domain() != null) {
             s.append(",\"domain\":");
-            Json.string(s, domain);
+            Json.string(s, a.domain());
+        }
+        if (a.descriptor() != null) {
+            s.append(",\"descriptor\":[");
+            for (int i = 0; i < a.descriptor().size(); i++) {
+                s.append(i == 0 ? "{\"key\":" : ",{\"key\":");
+                Json.string(s, a.descriptor().get(i).key()).append(",\"value\":");
+                Json.string(s, a.descriptor().get(i).value()).append('}');
+            }
+            s.append(']');
         }
         s.append(",\"key\":");
-        return Json.string(s, key);
+        return Json.string(s, a.key());
     }
 
     /**

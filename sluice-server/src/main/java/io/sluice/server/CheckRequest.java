@@ -231,46 +231,6 @@ final class CheckRequest {
         return new RuleCheck(op, bound, scoped, permits, maxWait, 0);
     }
 
-    /**
-     * A key under a rule as the operator endpoints name it ({@link AdminService}): the rule (or one limit), the
-     * key and its domain, validated as a check's fields are.
-     *
-     * @param domain  the domain, or null
-     * @param scoped  the key on the store: the domain and the key joined, as checks count it
-     * @param permits what a state read asks about (0 to the rule's most, default 1); 0 where not read
-     */
-    record Address(RuleSet.Bound bound, String domain, String key, String scoped, long permits) {}
-
-    private static final List<String> ADDRESS_FIELDS = List.of("rule", "limit", "key", "domain");
-
-    /**
-     * Parses the body of an operator endpoint: <code>{"rule" (or "limit"), "key", "domain"}</code>, and
-     * {@code permits} too when {@code withPermits}.
-     */
-    Address address(JsonNode node, RuleSet rules, boolean withPermits) throws InvalidRequestException {
-        if (!node.isObject()) {
-            throw InvalidRequestException.at("", "expected a JSON object with rule (or limit), key and domain; was "
-                    + describe(node));
-        }
-        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
-            String name = it.next();
-            if (!ADDRESS_FIELDS.contains(name) && !(withPermits && name.equals("permits"))) {
-                throw InvalidRequestException.at(name, "unknown field; expected rule (or limit), key, domain"
-                        + (withPermits ? " and permits" : ""));
-            }
-        }
-        if (node.has("rule") == node.has("limit")) {
-            throw InvalidRequestException.at("", "give exactly one of \"rule\" and \"limit\"");
-        }
-        RuleSet.Bound bound = node.has("rule") ? rule(node.get("rule"), "rule", rules)
-                : limit(node.get("limit"), "limit", rules);
-        String key = key(node.get("key"), "key");
-        String domain = node.has("domain") ? domain(node.get("domain"), "domain") : null;
-        String scoped = domain == null ? key : domain + DOMAIN_SEPARATOR + key;
-        long permits = withPermits ? permits(node.get("permits"), "permits", Op.PEEK, bound, scoped) : 0;
-        return new Address(bound, domain, key, scoped, permits);
-    }
-
     private Check descriptorCheck(JsonNode node, String at, Op op, String domain) throws InvalidRequestException {
         if (op != Op.TRY && op != Op.PEEK) {
             throw InvalidRequestException.at(at + "op", "a descriptor check is try or peek, as envoy's are; was "
@@ -284,14 +244,24 @@ final class CheckRequest {
         if (domain == null) {
             throw InvalidRequestException.at(at + "domain", "required with \"descriptor\": the envoy domain");
         }
-        JsonNode list = node.get("descriptor");
+        List<EnvoyConfig.Entry> entries = entries(node.get("descriptor"), at + "descriptor");
+        long permits = node.has("permits") ? integer(node.get("permits"), at + "permits", op == Op.PEEK ? 0 : 1,
+                EnvoyDecider.MAX_HITS) : 1;
+        // A peek of 0 hits asks what one hit would get; envoy has no zero-hit check.
+        EnvoyDecider.Descriptor descriptor = new EnvoyDecider.Descriptor(entries, null, Math.max(1, permits));
+        envoy.validate(domain, List.of(descriptor), 1, settings.maxEntries(), at + "descriptor");
+        return new DescriptorCheck(op, domain, descriptor);
+    }
+
+    /** A descriptor's entries: a list of <code>{"key", "value"}</code> objects ({@code value} default ""). */
+    static List<EnvoyConfig.Entry> entries(JsonNode list, String at) throws InvalidRequestException {
         if (!list.isArray()) {
-            throw InvalidRequestException.at(at + "descriptor", "expected a list of {\"key\", \"value\"} entries;"
-                    + " was " + describe(list));
+            throw InvalidRequestException.at(at, "expected a list of {\"key\", \"value\"} entries; was "
+                    + describe(list));
         }
         List<EnvoyConfig.Entry> entries = new ArrayList<>(list.size());
         for (int i = 0; i < list.size(); i++) {
-            String entryAt = at + "descriptor[" + i + "]";
+            String entryAt = at + "[" + i + "]";
             JsonNode entry = list.get(i);
             if (!entry.isObject()) {
                 throw InvalidRequestException.at(entryAt, "expected {\"key\": ..., \"value\": ...}; was "
@@ -307,12 +277,7 @@ final class CheckRequest {
             String value = entry.has("value") ? string(entry.get("value"), entryAt + ".value") : "";
             entries.add(new EnvoyConfig.Entry(key, value));
         }
-        long permits = node.has("permits") ? integer(node.get("permits"), at + "permits", op == Op.PEEK ? 0 : 1,
-                EnvoyDecider.MAX_HITS) : 1;
-        // A peek of 0 hits asks what one hit would get; envoy has no zero-hit check.
-        EnvoyDecider.Descriptor descriptor = new EnvoyDecider.Descriptor(entries, null, Math.max(1, permits));
-        envoy.validate(domain, List.of(descriptor), 1, settings.maxEntries(), at + "descriptor");
-        return new DescriptorCheck(op, domain, descriptor);
+        return entries;
     }
 
     private static Op op(JsonNode node, String at) throws InvalidRequestException {
@@ -329,7 +294,7 @@ final class CheckRequest {
                 + " or release");
     }
 
-    private static RuleSet.Bound rule(JsonNode node, String at, RuleSet rules) throws InvalidRequestException {
+    static RuleSet.Bound rule(JsonNode node, String at, RuleSet rules) throws InvalidRequestException {
         String name = string(node, at);
         RuleSet.Bound bound = rules.rule(name);
         if (bound == null) {
@@ -339,7 +304,7 @@ final class CheckRequest {
         return bound;
     }
 
-    private static RuleSet.Bound limit(JsonNode node, String at, RuleSet rules) throws InvalidRequestException {
+    static RuleSet.Bound limit(JsonNode node, String at, RuleSet rules) throws InvalidRequestException {
         String name = string(node, at);
         RuleSet.Bound bound = rules.limit(name);
         if (bound == null) {
@@ -349,7 +314,7 @@ final class CheckRequest {
         return bound;
     }
 
-    private String key(JsonNode node, String at) throws InvalidRequestException {
+    String key(JsonNode node, String at) throws InvalidRequestException {
         if (node == null) {
             throw InvalidRequestException.at(at, "required: the key to decide for, e.g. \"user:42\"");
         }
@@ -365,7 +330,7 @@ final class CheckRequest {
         return key;
     }
 
-    private static String domain(JsonNode node, String at) throws InvalidRequestException {
+    static String domain(JsonNode node, String at) throws InvalidRequestException {
         String domain = string(node, at);
         if (domain.isEmpty()) {
             throw InvalidRequestException.at(at, "must not be empty (leave it out for the default namespace)");
@@ -390,7 +355,7 @@ final class CheckRequest {
     }
 
     /** Permits in range for the rule that decides {@code key}: the rule's own limits, or its tier's. */
-    private static long permits(JsonNode node, String at, Op op, RuleSet.Bound bound, String key)
+    static long permits(JsonNode node, String at, Op op, RuleSet.Bound bound, String key)
             throws InvalidRequestException {
         if (node == null) {
             return 1;
@@ -426,7 +391,7 @@ final class CheckRequest {
         return Duration.ofNanos(micros.longValueExact() * 1_000);
     }
 
-    private static long integer(JsonNode node, String at, long min, long max) throws InvalidRequestException {
+    static long integer(JsonNode node, String at, long min, long max) throws InvalidRequestException {
         if (node == null || !node.isIntegralNumber() || !node.canConvertToLong()) {
             boolean tooBig = node != null && node.isIntegralNumber();
             throw InvalidRequestException.at(at, "expected an integer in [" + min + ", " + max + "]; was "
@@ -440,7 +405,7 @@ final class CheckRequest {
     }
 
     /** Every string of a request goes through here: a JSON escape can spell an unpaired surrogate. */
-    private static String string(JsonNode node, String at) throws InvalidRequestException {
+    static String string(JsonNode node, String at) throws InvalidRequestException {
         if (node == null || !node.isTextual()) {
             throw InvalidRequestException.at(at, "expected a string; was " + describe(node));
         }

@@ -13,7 +13,8 @@ import java.util.function.Supplier;
  * <p>A remote store sends a rule's definition once ({@link #register}) and then names it in each call by name
  * and fingerprint ({@link RuleText#fingerprint}). A rule the server's rule files also define must be the same
  * rule: a registration or call whose fingerprint differs from the file's is refused with a
- * {@link Mismatch} naming the rule, never decided under either definition. A name the files do not define is
+ * {@link Mismatch} naming the rule, never decided under either definition; a matching one is decided as the
+ * server enforces the file's rule (in the server's default mode, {@link DefaultMode}, unless the file chose one). A name the files do not define is
  * the client's own rule; clients that send different definitions under one name share its keys' state, as two
  * embedded limiters of one name share a store. Names in the server's own namespaces ({@code rls:},
  * {@code limit:}, {@code sluice:}) are refused.
@@ -97,7 +98,10 @@ final class RemoteRules {
             check(set, e.rule(), fingerprint);
             byFingerprint.replace(fingerprint, e, new Entry(e.rule(), fingerprint, set));
         }
-        return e.rule();
+        // A rule of the files is enforced as the server enforces it: in the server's default mode unless the
+        // file chose one (the client's copy matched the file's definition, which names no mode then).
+        RuleSet.Bound file = set.rule(name);
+        return file != null ? file.rule() : e.rule();
     }
 
     private static void check(RuleSet set, Rule rule, String fingerprint) throws Mismatch {
@@ -105,11 +109,11 @@ final class RemoteRules {
         if (file == null) {
             return;
         }
-        String serverFingerprint = RuleText.fingerprint(file.rule());
+        String serverFingerprint = RuleText.fingerprint(file.declared());
         if (!serverFingerprint.equals(fingerprint)) {
             throw new Mismatch("rule '" + rule.name() + "' differs from the server's rule files: the client's has"
                     + " fingerprint " + fingerprint + " " + RuleText.of(rule) + ", the server's " + serverFingerprint
-                    + " " + RuleText.of(file.rule()));
+                    + " " + RuleText.of(file.declared()));
         }
     }
 }

@@ -56,12 +56,13 @@ final class RuleSet {
     /**
      * A Sluice rule the API can address.
      *
-     * @param rule        the rule
+     * @param rule        the rule as enforced: with the server's default mode unless it chose its own
+     * @param declared    the rule as its file defines it (what a remote store's copy must match)
      * @param limiter     its limiter on the server's store
      * @param policyField its {@code RateLimit-Policy} value, or null when no limit has a policy to advertise
      * @param quotas      each limit's advertised quota {@code q}, for near-limit counting
      */
-    record Bound(Rule rule, RateLimiter limiter, String policyField, Map<String, Long> quotas) {}
+    record Bound(Rule rule, Rule declared, RateLimiter limiter, String policyField, Map<String, Long> quotas) {}
 
     /**
      * An envoy {@code rate_limit} block compiled for the store.
@@ -75,21 +76,33 @@ final class RuleSet {
      */
     record EnvoyBound(EnvoyConfig.RateLimit config, Rule rule, String limitName, RateLimiter limiter) {}
 
-    /** What was read from the rule files, before it is bound to a store. */
+    /**
+     * What was read from the rule files, before it is bound to a store.
+     *
+     * @param ownModes the rules that choose their own mode; the server's default mode applies to the others
+     */
     record Sources(List<String> names, Map<String, Rule> rules, Map<String, Limit> limits, Set<String> ambiguousLimits,
-                   EnvoyConfig envoy) {}
+                   EnvoyConfig envoy, Set<String> ownModes) {
+
+        Sources(List<String> names, Map<String, Rule> rules, Map<String, Limit> limits, Set<String> ambiguousLimits,
+                EnvoyConfig envoy) {
+            this(names, rules, limits, ambiguousLimits, envoy, Set.of());
+        }
+    }
 
     private final Sources sources;
     private final SluiceListener listener;
+    private final DefaultMode defaultMode;
     private final Instant loadedAt;
     private final Map<String, Bound> rules;
     private final Map<String, Bound> limits;
     private final Map<EnvoyConfig.RateLimit, EnvoyBound> envoy;
 
-    private RuleSet(Sources sources, SluiceListener listener, Instant loadedAt, Map<String, Bound> rules,
-                    Map<String, Bound> limits, Map<EnvoyConfig.RateLimit, EnvoyBound> envoy) {
+    private RuleSet(Sources sources, SluiceListener listener, DefaultMode defaultMode, Instant loadedAt,
+                    Map<String, Bound> rules, Map<String, Bound> limits, Map<EnvoyConfig.RateLimit, EnvoyBound> envoy) {
         this.sources = sources;
         this.listener = listener;
+        this.defaultMode = defaultMode;
         this.loadedAt = loadedAt;
         this.rules = rules;
         this.limits = limits;
@@ -133,6 +146,7 @@ final class RuleSet {
         Map<String, String> ruleSources = new HashMap<>();
         Map<String, Limit> limits = new LinkedHashMap<>();
         Set<String> ambiguous = new HashSet<>();
+        Set<String> ownModes = new HashSet<>();
         List<EnvoyConfig> envoyConfigs = new ArrayList<>();
         for (int i = 0; i < names.size(); i++) {
             String name = names.get(i);
@@ -142,6 +156,7 @@ final class RuleSet {
                 continue;
             }
             RuleFile file = RuleFile.parse(name, text);
+            ownModes.addAll(file.rulesWithOwnMode());
             for (Map.Entry<String, Rule> r : file.rules().entrySet()) {
                 String before = ruleSources.putIfAbsent(r.getKey(), name);
                 if (before != null) {
@@ -158,12 +173,12 @@ final class RuleSet {
         }
         ambiguous.forEach(limits::remove);
         return new Sources(List.copyOf(names), Collections.unmodifiableMap(rules), Collections.unmodifiableMap(limits),
-                Set.copyOf(ambiguous), EnvoyConfig.merge(envoyConfigs));
+                Set.copyOf(ambiguous), EnvoyConfig.merge(envoyConfigs), Set.copyOf(ownModes));
     }
 
     /** Binds rules read from files to {@code store}, with limiters that tell nobody of their decisions. */
     static RuleSet bind(Sources sources, Store store) {
-        return bind(sources, store, SluiceListener.NONE);
+        return bind(sources, store, SluiceListener.NONE, DefaultMode.EXACT);
     }
 
     /**
@@ -171,16 +186,26 @@ final class RuleSet {
      * its key (the server's {@link HotKeys}).
      */
     static RuleSet bind(Sources sources, Store store, SluiceListener listener) {
+        return bind(sources, store, listener, DefaultMode.EXACT);
+    }
+
+    /**
+     * As {@link #bind(Sources, Store, SluiceListener)}, enforcing every rule that does not choose its own mode,
+     * every limit addressed alone and every envoy limit in {@code defaultMode} where it can run them.
+     */
+    static RuleSet bind(Sources sources, Store store, SluiceListener listener, DefaultMode defaultMode) {
         Map<String, Bound> rules = new LinkedHashMap<>();
         for (Rule rule : sources.rules().values()) {
-            rules.put(rule.name(), bound(rule, store, listener));
+            Rule enforced = sources.ownModes().contains(rule.name()) ? rule : defaultMode.apply(rule);
+            rules.put(rule.name(), bound(enforced, rule, store, listener));
         }
         Map<String, Bound> limits = new LinkedHashMap<>();
         for (Limit limit : sources.limits().values()) {
             // A limit addressed alone is a rule of that limit, named as sluice replay names it.
             String ruleName = "limit:" + limit.name();
             if (ruleName.length() <= MAX_NAME) {
-                limits.put(limit.name(), bound(Rule.of(ruleName, limit), store, listener));
+                Rule alone = Rule.of(ruleName, limit);
+                limits.put(limit.name(), bound(defaultMode.apply(alone), alone, store, listener));
             }
         }
         Map<EnvoyConfig.RateLimit, EnvoyBound> envoy = new HashMap<>();
@@ -195,16 +220,17 @@ final class RuleSet {
                     if (config.onFailure() != null) {
                         rule = rule.withFailurePolicy(config.onFailure());
                     }
+                    rule = defaultMode.apply(rule);
                     limiter = RateLimiter.builder(rule).store(store).listener(listener).build();
                 }
                 envoy.put(config, new EnvoyBound(config, rule, limitName, limiter));
             }
         }
-        return new RuleSet(sources, listener, Instant.now(), Collections.unmodifiableMap(rules),
+        return new RuleSet(sources, listener, defaultMode, Instant.now(), Collections.unmodifiableMap(rules),
                 Collections.unmodifiableMap(limits), Collections.unmodifiableMap(envoy));
     }
 
-    private static Bound bound(Rule rule, Store store, SluiceListener listener) {
+    private static Bound bound(Rule rule, Rule declared, Store store, SluiceListener listener) {
         List<RateLimitFields.Policy> policies = new ArrayList<>();
         Map<String, Long> quotas = new HashMap<>();
         for (Limit l : rule.limits()) {
@@ -214,7 +240,7 @@ final class RuleSet {
                 quotas.put(l.name(), p.quota());
             }
         }
-        return new Bound(rule, RateLimiter.builder(rule).store(store).listener(listener).build(),
+        return new Bound(rule, declared, RateLimiter.builder(rule).store(store).listener(listener).build(),
                 RateLimitFields.policyField(policies),
                 Map.copyOf(quotas));
     }
@@ -240,9 +266,44 @@ final class RuleSet {
         }
     }
 
-    /** {@code sources} bound to {@code store} as this set is: its limiters tell the same listener. */
+    /**
+     * {@code sources} bound to {@code store} as this set is: its limiters tell the same listener, and the same
+     * default mode applies.
+     */
     RuleSet rebind(Sources sources, Store store) {
-        return bind(sources, store, listener);
+        return bind(sources, store, listener, defaultMode);
+    }
+
+    /** The server's default mode, and the rules it could not apply to (they are enforced exactly). */
+    DefaultMode defaultMode() {
+        return defaultMode;
+    }
+
+    /**
+     * The rules of the files (and limits addressed alone) that choose no mode of their own but are enforced in
+     * another than the default because it cannot run them, each as {@code name (algorithms)}; empty when the
+     * default is exact.
+     */
+    List<String> notInDefaultMode() {
+        List<String> out = new ArrayList<>();
+        if (defaultMode.mode().kind() == io.sluice.Mode.Kind.EXACT) {
+            return out;
+        }
+        List<Bound> all = new ArrayList<>();
+        rules.values().stream().filter(b -> !sources.ownModes().contains(b.rule().name())).forEach(all::add);
+        all.addAll(limits.values());
+        for (Bound b : all) {
+            if (!b.rule().mode().equals(defaultMode.mode())) {
+                out.add(b.rule().name() + " (" + String.join(", ", b.rule().limits().stream().map(Limit::algorithm)
+                        .distinct().toList()) + ")");
+            }
+        }
+        for (EnvoyBound e : envoy.values()) {
+            if (e.rule() != null && !e.rule().mode().equals(defaultMode.mode())) {
+                out.add(e.rule().name() + " (fixed_window)");
+            }
+        }
+        return out;
     }
 
     /** The files the rules came from. */

@@ -171,6 +171,11 @@ public final class ServeCommand {
         String scheme = server.tls() ? "https" : "http";
         out.println("sluice serve: store " + server.storeDescription());
         out.println("sluice serve: rules " + String.join(", ", server.ruleSources()) + ": " + server.rulesSummary());
+        if (server.defaultMode().kind() != io.sluice.Mode.Kind.EXACT) {
+            List<String> exact = server.rulesNotInDefaultMode();
+            out.println("sluice serve: default mode " + server.defaultMode() + " for rules without their own"
+                    + (exact.isEmpty() ? "" : "; enforced exactly, as it cannot run them: " + String.join(", ", exact)));
+        }
         out.println("sluice serve: HTTP on " + scheme + "://" + host + ":" + server.httpPort()
                 + " (POST /v1/check, /v1/check/batch, /json; GET /health, /ready, /metrics, /v1/rules)");
         out.println("sluice serve: gRPC on " + host + ":" + server.grpcPort()

@@ -242,6 +242,7 @@ final class ServeConfiguration {
         }
         shutdown(b);
         redis(b);
+        redisMode(b);
         return new ServeCommand.Configured(b, logFormat, logLevel);
     }
 
@@ -290,6 +291,67 @@ final class ServeConfiguration {
             fail(v, v.where() + ": " + e.getMessage());
         }
         b.redis(t);
+    }
+
+    /** The default mode and its options; an option of another mode than the one chosen is an error. */
+    private void redisMode(SluiceServer.Builder b) throws UsageException, ConfigException {
+        Value modeValue = get("--redis-mode");
+        String kind = modeValue == null ? "exact" : choice(modeValue, List.of("exact", "coalesced", "leased", "synced"));
+        Value ttl = get("--redis-lease-ttl");
+        Value batch = get("--redis-max-batch");
+        Value interval = get("--redis-sync-interval");
+        for (Value option : new Value[] {ttl, batch}) {
+            if (option != null && !kind.equals("leased")) {
+                fail(option, option.name() + " applies to --redis-mode leased (SLUICE_REDIS_MODE, redis_mode) only;"
+                        + " the mode is " + kind);
+            }
+        }
+        if (interval != null && !kind.equals("synced")) {
+            fail(interval, interval.name() + " applies to --redis-mode synced (SLUICE_REDIS_MODE, redis_mode) only;"
+                    + " the mode is " + kind);
+        }
+        Value v = modeValue;
+        try {
+            io.sluice.Mode mode = switch (kind) {
+                case "coalesced" -> io.sluice.Mode.coalesced();
+                case "leased" -> {
+                    io.sluice.Mode leased = io.sluice.Mode.leased();
+                    if (ttl != null) {
+                        v = ttl;
+                        leased = leased.withLeaseTtl(duration(ttl));
+                    }
+                    if (batch != null) {
+                        v = batch;
+                        leased = leased.withMaxBatch(longInteger(batch));
+                    }
+                    yield leased;
+                }
+                case "synced" -> {
+                    v = interval;
+                    yield io.sluice.Mode.synced(interval == null ? io.sluice.Mode.DEFAULT_SYNC_INTERVAL
+                            : duration(interval));
+                }
+                default -> io.sluice.Mode.exact();
+            };
+            b.redisMode(mode);
+        } catch (IllegalArgumentException e) {
+            fail(v, v.name() + ": " + e.getMessage());
+        }
+    }
+
+    private long longInteger(Value v) throws UsageException, ConfigException {
+        if (v.node() != null) {
+            if (!v.node().isIntegralNumber() || !v.node().canConvertToLong()) {
+                fail(v, v.name() + ": expected an integer; was " + CheckRequest.describe(v.node()));
+            }
+            return v.node().longValue();
+        }
+        try {
+            return Long.parseLong(v.text().strip().replace("_", ""));
+        } catch (NumberFormatException e) {
+            fail(v, v.name() + " must be a whole number, was '" + v.text() + "'");
+            throw new AssertionError(e);
+        }
     }
 
     /** Throws the error a bad value makes: usage for the command line and environment, config for the file. */

@@ -88,7 +88,17 @@ final class ServeOptions {
             new Setting("--redis-prefix", "redis_prefix", "PREFIX", Kind.TEXT, "sluice",
                     "the namespace of every Redis key (1 to 64 characters, no braces or whitespace)"),
             new Setting("--redis-cache-denials", "redis_cache_denials", "true|false", Kind.BOOLEAN, "true",
-                    "repeat a denial Redis just gave, in exact mode, without a round trip while it still holds"));
+                    "repeat a denial Redis just gave, in exact mode, without a round trip while it still holds"),
+            new Setting("--redis-mode", "redis_mode", "exact|coalesced|leased|synced", Kind.CHOICE, "exact",
+                    "the mode of rules that set no mode of their own, of limits alone and of envoy limits; a rule"
+                            + " the mode cannot run stays exact"),
+            new Setting("--redis-lease-ttl", "redis_lease_ttl", "DURATION", Kind.DURATION, "500ms",
+                    "with --redis-mode leased: how long a lease's permits may be spent (1ms to 1h)"),
+            new Setting("--redis-max-batch", "redis_max_batch", "N", Kind.COUNT, "auto",
+                    "with --redis-mode leased: the most permits one lease takes (1 to 10^12; auto: a sixteenth of"
+                            + " the rule's smallest limit)"),
+            new Setting("--redis-sync-interval", "redis_sync_interval", "DURATION", Kind.DURATION, "100ms",
+                    "with --redis-mode synced: how often a node pushes its counts and pulls totals (1ms to 1h)"));
 
     private ServeOptions() {}
 

@@ -27,11 +27,13 @@ import java.util.List;
  * @param shutdownQuietPeriod  how long stopping waits for requests to stop arriving
  * @param shutdownTimeout      the longest stopping waits for requests in flight
  * @param redis                the Redis store's timeout and circuit breaker (unused by other stores)
+ * @param redisMode            the mode rules without their own are enforced in (only a Redis store tells modes
+ *                             apart)
  */
 record Settings(String bind, int httpPort, int grpcPort, List<Path> rules, String storeSpec, String token,
                 Path tlsCert, Path tlsKey, Path tlsClientCa, Duration reloadInterval, int maxBodyBytes, int maxBatch, int maxKeyLength,
                 int maxEntries, boolean envoyHeaders, Duration shutdownQuietPeriod, Duration shutdownTimeout,
-                StoreFactory.RedisTuning redis) {
+                StoreFactory.RedisTuning redis, DefaultMode redisMode) {
 
     static final String DEFAULT_BIND = "127.0.0.1";
     static final int DEFAULT_HTTP_PORT = 8080;
@@ -46,6 +48,16 @@ record Settings(String bind, int httpPort, int grpcPort, List<Path> rules, Strin
      */
     static final int MAX_KEY_LENGTH = 512 - 1 - 128;
     static final int MAX_DOMAIN_LENGTH = 128;
+
+    /** Settings with the library's default mode, exact. */
+    Settings(String bind, int httpPort, int grpcPort, List<Path> rules, String storeSpec, String token, Path tlsCert,
+             Path tlsKey, Path tlsClientCa, Duration reloadInterval, int maxBodyBytes, int maxBatch, int maxKeyLength,
+             int maxEntries, boolean envoyHeaders, Duration shutdownQuietPeriod, Duration shutdownTimeout,
+             StoreFactory.RedisTuning redis) {
+        this(bind, httpPort, grpcPort, rules, storeSpec, token, tlsCert, tlsKey, tlsClientCa, reloadInterval,
+                maxBodyBytes, maxBatch, maxKeyLength, maxEntries, envoyHeaders, shutdownQuietPeriod, shutdownTimeout,
+                redis, DefaultMode.EXACT);
+    }
 
     /** Whether gRPC is served on the HTTP port rather than on a port of its own. */
     boolean grpcOnHttpPort() {

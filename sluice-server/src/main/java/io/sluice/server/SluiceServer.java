@@ -1,43 +1,15 @@
 package io.sluice.server;
 
-import com.linecorp.armeria.common.AggregatedHttpResponse;
-import com.linecorp.armeria.common.ContentTooLargeException;
-import com.linecorp.armeria.common.HttpMethod;
-import com.linecorp.armeria.common.HttpResponse;
-import com.linecorp.armeria.common.HttpStatus;
-import com.linecorp.armeria.common.MediaType;
-import com.linecorp.armeria.common.RequestHeaders;
-import com.linecorp.armeria.common.SessionProtocol;
-import com.linecorp.armeria.server.GracefulShutdown;
-import com.linecorp.armeria.server.HttpService;
-import com.linecorp.armeria.server.Route;
 import com.linecorp.armeria.server.Server;
-import com.linecorp.armeria.server.ServerBuilder;
-import com.linecorp.armeria.server.ServerErrorHandler;
-import com.linecorp.armeria.server.ServiceConfig;
-import com.linecorp.armeria.server.ServiceRequestContext;
-import com.linecorp.armeria.server.grpc.GrpcHealthCheckService;
-import com.linecorp.armeria.server.grpc.GrpcService;
-import com.linecorp.armeria.server.grpc.GrpcServiceBuilder;
-import com.linecorp.armeria.server.healthcheck.SettableHealthChecker;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
-import io.grpc.ServerInterceptors;
 import io.sluice.Store;
 import io.sluice.micrometer.SluiceMetrics;
 import io.sluice.rules.RuleFileException;
-import io.netty.handler.ssl.ClientAuth;
-import java.io.File;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -74,19 +46,6 @@ public final class SluiceServer implements AutoCloseable {
     private final Server http;
     private final Server grpc;
 
-    /**
-     * SETTINGS_MAX_CONCURRENT_STREAMS on every HTTP/2 connection: the value Envoy's guidance for edge proxies
-     * recommends, far above what one Envoy or client keeps in flight per connection for rate-limit calls, and
-     * small enough that one connection cannot pin an unbounded number of requests.
-     */
-    static final int HTTP2_MAX_CONCURRENT_STREAMS = 100;
-    /**
-     * Resets per HTTP/2 connection within {@link #HTTP2_RESET_WINDOW_SECONDS}, counted apart for the client's own
-     * RST_STREAMs and for the error resets it provokes the server into: Armeria's default for the first (400 a
-     * minute), used for both. A well-behaved client provokes no error resets at all.
-     */
-    static final int HTTP2_MAX_RESETS_PER_WINDOW = 400;
-    static final int HTTP2_RESET_WINDOW_SECONDS = 60;
     private volatile boolean started;
 
     private SluiceServer(Settings settings, Store store, boolean ownsStore, ServerMetrics metrics,
@@ -98,57 +57,9 @@ public final class SluiceServer implements AutoCloseable {
         this.metrics = metrics;
         this.rules = rules;
         this.reloader = reloader;
-        StoreErrors storeErrors = new StoreErrors(metrics);
-        EnvoyDecider envoy = new EnvoyDecider(store, metrics, hotKeys);
-        BearerAuth auth = settings.token() == null ? null : new BearerAuth(settings.token(), metrics);
-
-        GrpcServiceBuilder grpcService = GrpcService.builder()
-                .maxRequestMessageLength(grpcTransportLimit(settings))
-                .exceptionHandler(new MalformedGrpcRequests(settings.maxBodyBytes()));
-        RateLimitGrpcService rls = new RateLimitGrpcService(rules::get, envoy, settings, metrics, storeErrors);
-        grpcService.addService(auth == null ? rls.bindService() : ServerInterceptors.intercept(rls, auth.grpc()));
-        // grpc.health.v1 answers for "" (the whole server) and for the rate-limit service by its own name, the
-        // name Envoy's and Kubernetes' gRPC probes are usually given; both follow the server's lifecycle
-        // (NOT_SERVING once stopping). Left unauthenticated, like GET /health.
-        grpcService.addService(GrpcHealthCheckService.builder()
-                .serviceCheckers(RateLimitServiceGrpc.SERVICE_NAME, new SettableHealthChecker(true))
-                .build());
-        GrpcService grpcHandler = grpcService.build();
-
-        ServerBuilder sb = base(settings.httpPort(), settings.maxBodyBytes()).meterRegistry(metrics.registry());
-        CheckRequest parser = new CheckRequest(settings, envoy);
-        route(sb, HttpMethod.POST, "/v1/check", guarded(auth, "http",
-                new CheckService(rules::get, parser, envoy, metrics, storeErrors, false, settings.maxBodyBytes())));
-        route(sb, HttpMethod.POST, "/v1/check/batch", guarded(auth, "http",
-                new CheckService(rules::get, parser, envoy, metrics, storeErrors, true, settings.maxBodyBytes(),
-                        store)));
-        route(sb, HttpMethod.POST, "/json", guarded(auth, "json",
-                new EnvoyJsonService(rules::get, envoy, settings, metrics, storeErrors)));
-        StoreService remote = new StoreService(store, new RemoteRules(rules::get), metrics, storeErrors, clientClock,
-                settings.maxBodyBytes(), hotKeys);
-        route(sb, HttpMethod.POST, "/v1/store/rules", guarded(auth, StoreService.API, remote.register()));
-        route(sb, HttpMethod.POST, "/v1/store/call", guarded(auth, StoreService.API, remote.call()));
-        AdminService admin = new AdminService(rules::get, parser, store, hotKeys, metrics, storeErrors,
-                settings.maxBodyBytes());
-        route(sb, HttpMethod.POST, "/v1/admin/state", guarded(auth, AdminService.API, admin.state()));
-        route(sb, HttpMethod.POST, "/v1/admin/reset", guarded(auth, AdminService.API, admin.reset()));
-        route(sb, HttpMethod.GET, "/v1/admin/top", guarded(auth, AdminService.API, admin.top()));
-        route(sb, HttpMethod.GET, "/v1/rules", guarded(auth, "http",
-                OpsService.rules(rules::get, () -> reloader == null ? null : reloader.lastError())));
-        route(sb, HttpMethod.GET, "/metrics", guarded(auth, "http", OpsService.metrics(metrics)));
-        route(sb, HttpMethod.GET, "/health", OpsService.health());
-        route(sb, HttpMethod.GET, "/healthcheck", OpsService.healthcheck());
-        route(sb, HttpMethod.GET, "/ready", OpsService.ready(store));
-        GrpcFraming framing = new GrpcFraming(settings.maxBodyBytes());
-        if (settings.grpcOnHttpPort()) {
-            sb.service(grpcHandler, s -> s.decorate(framing));
-            this.grpc = null;
-        } else {
-            ServerBuilder gb = base(settings.grpcPort(), grpcTransportLimit(settings));
-            gb.service(grpcHandler, s -> s.decorate(framing));
-            this.grpc = gb.build();
-        }
-        this.http = sb.build();
+        Routes.Servers servers = Routes.build(settings, store, metrics, rules, reloader, clientClock, hotKeys);
+        this.http = servers.http();
+        this.grpc = servers.grpc();
     }
 
     /** A builder; every setting has a default (the no-argument {@code sluice serve}). */
@@ -185,7 +96,16 @@ public final class SluiceServer implements AutoCloseable {
                 .addKeyValue("tls", settings.tls())
                 .addKeyValue("store", StoreFactory.describe(settings.storeSpec()))
                 .addKeyValue("rules", rules.get().summary())
+                .addKeyValue("redis_mode", settings.redisMode().mode().toString())
                 .log();
+        List<String> exact = rules.get().notInDefaultMode();
+        if (!exact.isEmpty()) {
+            LOG.atWarn().setMessage("the default mode " + settings.redisMode().mode().name() + " cannot run these"
+                            + " rules; they are enforced exactly (give them a mode of their own to say so)")
+                    .addKeyValue("event", "rules_not_in_default_mode")
+                    .addKeyValue("rules", String.join(", ", exact))
+                    .log();
+        }
         return this;
     }
 
@@ -229,6 +149,19 @@ public final class SluiceServer implements AutoCloseable {
         return rules.get().summary();
     }
 
+    /** The mode rules without their own are enforced in ({@link Builder#redisMode}). */
+    public io.sluice.Mode defaultMode() {
+        return settings.redisMode().mode();
+    }
+
+    /**
+     * The rules without a mode of their own that the default mode cannot run, enforced exactly, each as
+     * {@code name (algorithms)}.
+     */
+    public List<String> rulesNotInDefaultMode() {
+        return rules.get().notInDefaultMode();
+    }
+
     /** The store as it was named. */
     public String storeDescription() {
         return StoreFactory.describe(settings.storeSpec());
@@ -251,9 +184,9 @@ public final class SluiceServer implements AutoCloseable {
             reloader.close();
         }
         List<CompletableFuture<?>> stops = new ArrayList<>();
-        stops.add(released(http));
+        stops.add(ServerStop.released(http));
         if (grpc != null) {
-            stops.add(released(grpc));
+            stops.add(ServerStop.released(grpc));
         }
         return CompletableFuture.allOf(stops.toArray(new CompletableFuture<?>[0])).whenComplete((x, e) -> {
             if (ownsStore) {
@@ -265,37 +198,6 @@ public final class SluiceServer implements AutoCloseable {
             }
         });
     }
-
-    /**
-     * Stops {@code server} and completes once it has released its port and closed its connections, without
-     * waiting for its acceptor thread to end.
-     *
-     * <p>Why not {@code server.stop()}'s own future: it completes only when the acceptor's Netty event loop has
-     * terminated, and Armeria ends that loop with {@code shutdownGracefully()}, whose quiet period is Netty's fixed
-     * 2 s. With nothing left to accept, those 2 s added nothing but made an idle {@code sluice serve} take about
-     * 3.5 s to exit on SIGTERM instead of the shutdown quiet period and a few milliseconds. The acceptor thread
-     * still ends by itself 2 s later; a JVM exiting on a signal does not wait for it.
-     */
-    private static CompletableFuture<Void> released(Server server) {
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        server.stop().whenComplete((x, e) -> done.complete(null));
-        // Armeria empties activePorts() once the listening sockets are closed, after the graceful shutdown's
-        // quiet period, and then closes the remaining connections; a poll sees both without reaching inside.
-        ScheduledFuture<?> poll = STOP_POLLER.scheduleWithFixedDelay(() -> {
-            if (server.activePorts().isEmpty() && server.numConnections() == 0) {
-                done.complete(null);
-            }
-        }, 10, 10, TimeUnit.MILLISECONDS);
-        done.whenComplete((x, e) -> poll.cancel(false));
-        return done;
-    }
-
-    /** Watches servers being stopped ({@link #released}); a daemon thread, so it never keeps a JVM alive. */
-    private static final ScheduledExecutorService STOP_POLLER = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "sluice-server-stop");
-        t.setDaemon(true);
-        return t;
-    });
 
     /** {@link #stopAsync()}, waiting for it. */
     public void stop() {
@@ -317,113 +219,12 @@ public final class SluiceServer implements AutoCloseable {
         return n;
     }
 
-    private ServerBuilder base(int port, int maxRequestLength) {
-        ServerBuilder sb = Server.builder();
-        InetSocketAddress address = new InetSocketAddress(settings.bind(), port);
-        if (settings.tls()) {
-            sb.port(address, SessionProtocol.HTTPS);
-            sb.tls(settings.tlsCert().toFile(), settings.tlsKey().toFile());
-            if (settings.tlsClientCa() != null) {
-                // Mutual TLS: the handshake itself fails for a client without a certificate from the CA, so no
-                // request of such a client reaches a service (HTTP and gRPC alike).
-                File ca = settings.tlsClientCa().toFile();
-                sb.tlsCustomizer(ssl -> ssl.trustManager(ca).clientAuth(ClientAuth.REQUIRE));
-            }
-        } else {
-            sb.port(address, SessionProtocol.HTTP);
-        }
-        // The gRPC server keeps Armeria's default registry: two servers on one registry would register the
-        // shared executors' gauges twice. Sluice's own gRPC metrics are recorded by the service either way.
-        return sb.maxRequestLength(maxRequestLength)
-                // HTTP/2 abuse (CVE-2023-44487 "Rapid Reset", CVE-2025-55163 "MadeYouReset"): a finite stream
-                // count per connection, advertised in SETTINGS, instead of Armeria's unlimited default; and one
-                // bound on resets per connection, whoever sends them: the client's RST_STREAMs (Armeria's limit,
-                // pinned here rather than left to a system property) and the ones a client provokes the server
-                // into sending (Http2ServerResetLimit: Armeria's pipeline has no such limit). Either flood is
-                // answered with GOAWAY ENHANCE_YOUR_CALM and the close (Http2AbuseIT).
-                .http2MaxStreamsPerConnection(HTTP2_MAX_CONCURRENT_STREAMS)
-                .http2MaxResetFramesPerWindow(HTTP2_MAX_RESETS_PER_WINDOW, HTTP2_RESET_WINDOW_SECONDS)
-                .childChannelPipelineCustomizer(pipeline -> Http2ServerResetLimit.install(pipeline,
-                        HTTP2_MAX_RESETS_PER_WINDOW, HTTP2_RESET_WINDOW_SECONDS))
-                .disableServerHeader()
-                // Expected failures (a body over the limit) are answered, not errors worth a periodic warning.
-                .unloggedExceptionsReportInterval(Duration.ZERO)
-                .gracefulShutdown(GracefulShutdown.builder()
-                        .quietPeriod(settings.shutdownQuietPeriod())
-                        .timeout(settings.shutdownTimeout())
-                        .build())
-                .errorHandler(new JsonErrors(settings.maxBodyBytes()));
-    }
-
-    private static void route(ServerBuilder sb, HttpMethod method, String path, HttpService service) {
-        List<HttpMethod> methods = method == HttpMethod.GET ? List.of(HttpMethod.GET, HttpMethod.HEAD)
-                : List.of(method);
-        sb.service(Route.builder().path(path).methods(methods).build(), service);
-    }
-
-    private static HttpService guarded(BearerAuth auth, String api, HttpService service) {
-        return auth == null ? service : service.decorate(auth.http(api));
-    }
-
-    /**
-     * What the gRPC transport accepts: twice the configured limit, so that a compressed message may inflate a
-     * little past it and still be refused by the service with a message naming the limit. A larger body is cut
-     * off by the transport; every size refusal is RESOURCE_EXHAUSTED naming the limit ({@link GrpcFraming}).
-     */
-    private static int grpcTransportLimit(Settings settings) {
-        return (int) Math.min(Integer.MAX_VALUE, 2L * settings.maxBodyBytes() + 1024);
-    }
-
     private static String rootMessage(Throwable e) {
         Throwable t = e;
         while (t.getCause() != null) {
             t = t.getCause();
         }
         return t.getMessage() == null ? t.toString() : t.getMessage();
-    }
-
-    /**
-     * Every error the server itself produces is JSON; a body over the limit is a 413 naming the limit, whether
-     * its declared length is refused up front or a body without one overflows while it is read.
-     */
-    private static final class JsonErrors implements ServerErrorHandler {
-        private final int maxBodyBytes;
-
-        JsonErrors(int maxBodyBytes) {
-            this.maxBodyBytes = maxBodyBytes;
-        }
-
-        @Override
-        public HttpResponse onServiceException(ServiceRequestContext ctx, Throwable cause) {
-            if (cause instanceof ContentTooLargeException && isGrpc(ctx.request().headers())) {
-                return GrpcFraming.refuse(GrpcFraming.tooLarge(maxBodyBytes));
-            }
-            if (cause instanceof ContentTooLargeException) {
-                return HttpResponses.error(HttpStatus.REQUEST_ENTITY_TOO_LARGE, HttpResponses.tooLarge(maxBodyBytes));
-            }
-            return null;
-        }
-
-        @Override
-        public AggregatedHttpResponse renderStatus(ServiceRequestContext ctx, ServiceConfig config,
-                                                   RequestHeaders headers, HttpStatus status, String description,
-                                                   Throwable cause) {
-            if (status == HttpStatus.REQUEST_ENTITY_TOO_LARGE && isGrpc(headers)) {
-                // A gRPC client reads the status from grpc-status; a bare HTTP 413 would reach it as UNKNOWN.
-                return GrpcFraming.aggregated(GrpcFraming.tooLarge(maxBodyBytes));
-            }
-            if (status == HttpStatus.REQUEST_ENTITY_TOO_LARGE) {
-                return AggregatedHttpResponse.of(HttpStatus.REQUEST_ENTITY_TOO_LARGE, MediaType.JSON_UTF_8,
-                        Json.error(HttpResponses.tooLarge(maxBodyBytes)));
-            }
-            String message = status.toString() + (description == null ? "" : ": " + description);
-            return AggregatedHttpResponse.of(status, MediaType.JSON_UTF_8, Json.error(message));
-        }
-    }
-
-    private static boolean isGrpc(RequestHeaders headers) {
-        MediaType type = headers.contentType();
-        return type != null && type.subtype().startsWith("grpc");
     }
 
     /** Configures a {@link SluiceServer}; the defaults are those of {@code sluice serve} without arguments. */
@@ -448,6 +249,7 @@ public final class SluiceServer implements AutoCloseable {
         private Duration shutdownTimeout = Duration.ofSeconds(10);
         private StoreFactory.RedisTuning redis = StoreFactory.RedisTuning.SERVER_DEFAULT;
         private boolean clientClock;
+        private DefaultMode redisMode = DefaultMode.EXACT;
 
         private Builder() {}
 
@@ -622,6 +424,17 @@ public final class SluiceServer implements AutoCloseable {
         }
 
         /**
+         * The mode the rules of the rule files are enforced in when they choose none ({@code mode} in a rule
+         * file), limits addressed alone and envoy limits too; default {@link io.sluice.Mode#exact()}. Where the
+         * mode cannot run a rule (synced runs only fixed and sliding windows, leased no reserving algorithm),
+         * that rule stays exact and the start-up log names it. Only a Redis store tells modes apart.
+         */
+        public Builder redisMode(io.sluice.Mode mode) {
+            this.redisMode = new DefaultMode(mode);
+            return this;
+        }
+
+        /**
          * Reads the rules and opens the store; nothing listens until {@link SluiceServer#start()}.
          *
          * @throws RuleFileException        when a rule file is invalid (file, line and field in the message)
@@ -633,9 +446,7 @@ public final class SluiceServer implements AutoCloseable {
                 throw new IllegalArgumentException("a client CA (mutual TLS) needs the server's own TLS certificate"
                         + " and key");
             }
-            Settings settings = new Settings(bind, httpPort, grpcPort, List.copyOf(rules),
-                    store != null ? "(given)" : storeSpec, token, tlsCert, tlsKey, tlsClientCa, reloadInterval, maxBodyBytes,
-                    maxBatch, maxKeyLength, maxEntries, envoyHeaders, shutdownQuietPeriod, shutdownTimeout, redis);
+            Settings settings = settings();
             RuleSet.Sources sources;
             if (settings.rules().isEmpty()) {
                 sources = RuleSet.read(List.of());
@@ -655,7 +466,8 @@ public final class SluiceServer implements AutoCloseable {
             }
             try {
                 HotKeys hotKeys = new HotKeys(io.sluice.Clock.system(), HotKeys.DEFAULT_CAPACITY);
-                AtomicReference<RuleSet> current = new AtomicReference<>(RuleSet.bind(sources, s, hotKeys));
+                AtomicReference<RuleSet> current = new AtomicReference<>(RuleSet.bind(sources, s, hotKeys,
+                        settings.redisMode()));
                 metrics.rulesLoaded(ruleCount(current.get()));
                 RuleReloader reloader = settings.rules().isEmpty() ? null
                         : new RuleReloader(settings.rules(), s, current, metrics, settings.reloadInterval());
@@ -667,6 +479,13 @@ public final class SluiceServer implements AutoCloseable {
                 metrics.close();
                 throw e;
             }
+        }
+
+        /** The settings as given so far; the empty endpoint ({@link EmptyEndpoint}) is built from them too. */
+        Settings settings() {
+            return new Settings(bind, httpPort, grpcPort, List.copyOf(rules), store != null ? "(given)" : storeSpec,
+                    token, tlsCert, tlsKey, tlsClientCa, reloadInterval, maxBodyBytes, maxBatch, maxKeyLength,
+                    maxEntries, envoyHeaders, shutdownQuietPeriod, shutdownTimeout, redis, redisMode);
         }
 
         private static String require(String value, String what) {

@@ -49,6 +49,16 @@ class AdminApiIT {
               api: {limits: [hourly]}
               login: {limits: [hourly, per_minute]}
             """;
+    /** An Envoy domain beside the Sluice rules; a year's window, epoch-aligned, ends once a year. */
+    private static final String ENVOY = """
+            domain: ops
+            descriptors:
+              - key: tenant
+                rate_limit: {unit: year, requests_per_unit: 3}
+              - key: tenant
+                value: "internal*"
+                rate_limit: {unlimited: true}
+            """;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @TempDir
@@ -62,12 +72,14 @@ class AdminApiIT {
     void startServers() throws Exception {
         Path rules = dir.resolve("rules.yaml");
         Files.writeString(rules, RULES);
+        Path envoy = dir.resolve("envoy.yaml");
+        Files.writeString(envoy, ENVOY);
         // A Redis timeout no loaded machine reaches: this test is about the endpoints, not timeouts.
         Path config = dir.resolve("serve.yaml");
         Files.writeString(config, "redis_timeout: 5s\n");
         redis = RedisServer.start();
-        servers.add(Served.start("memory", config, rules));
-        servers.add(Served.start(redis.uri(), config, rules));
+        servers.add(Served.start("memory", config, rules, envoy));
+        servers.add(Served.start(redis.uri(), config, rules, envoy));
     }
 
     @AfterAll
@@ -229,7 +241,7 @@ class AdminApiIT {
         assertRefused(post(s, "/v1/admin/reset", "{\"rule\": \"api\"}", TOKEN),
                 "key: required: the key to decide for, e.g. \"user:42\"");
         assertRefused(post(s, "/v1/admin/reset", "{\"rule\": \"api\", \"key\": \"k\", \"permits\": 1}", TOKEN),
-                "permits: unknown field; expected rule (or limit), key, domain");
+                "permits: unknown field; expected rule (or limit), key, domain; or domain and descriptor");
         assertRefused(post(s, "/v1/admin/state", "{\"rule\": \"api\", \"limit\": \"hourly\", \"key\": \"k\"}", TOKEN),
                 "give exactly one of \"rule\" and \"limit\"");
         assertRefused(post(s, "/v1/admin/state", "{\"rule\": \"api\", \"key\": \"k\", \"permits\": 6}", TOKEN),
@@ -238,6 +250,78 @@ class AdminApiIT {
         assertRefused(get(s, "/v1/admin/top?n=ten", TOKEN), "n: expected an integer in [1, 128]; was \"ten\"");
         assertRefused(get(s, "/v1/admin/top?limit=3", TOKEN),
                 "limit: unknown query parameter; expected n, the length of each list");
+    }
+
+    @ParameterizedTest
+    @MethodSource("stores")
+    void anEnvoyDescriptorsCounterIsReadAndReset(Served s) throws Exception {
+        String descriptor = "\"domain\": \"ops\", \"descriptor\": [{\"key\": \"tenant\", \"value\": \"t-read\"}]";
+        for (int i = 0; i < 2; i++) {
+            assertThat(post(s, "/v1/check", "{" + descriptor + "}", TOKEN).statusCode()).isEqualTo(200);
+        }
+        JsonNode state = null;
+        for (int i = 0; i < 5; i++) {
+            state = ok(post(s, "/v1/admin/state", "{" + descriptor + "}", TOKEN));
+            assertThat(state.get("remaining").asLong()).isEqualTo(1);
+        }
+        assertThat(state.get("rule").asText()).isEqualTo("rls:ops.tenant");
+        assertThat(state.get("domain").asText()).isEqualTo("ops");
+        assertThat(state.get("descriptor").toString()).isEqualTo("[{\"key\":\"tenant\",\"value\":\"t-read\"}]");
+        assertThat(state.get("key").asText()).isEqualTo("tenant=t-read");
+        assertThat(state.get("allowed").asBoolean()).isTrue();
+        JsonNode two = ok(post(s, "/v1/admin/state", "{" + descriptor + ", \"permits\": 2}", TOKEN));
+        assertThat(two.get("allowed").asBoolean()).isFalse();
+        // The reads charged nothing: one hit is left, then the counter is over.
+        assertThat(post(s, "/v1/check", "{" + descriptor + "}", TOKEN).statusCode()).isEqualTo(200);
+        assertThat(post(s, "/v1/check", "{" + descriptor + "}", TOKEN).statusCode()).isEqualTo(429);
+        // Another tenant's counter is its own.
+        JsonNode other = ok(post(s, "/v1/admin/state",
+                "{\"domain\": \"ops\", \"descriptor\": [{\"key\": \"tenant\", \"value\": \"t-other\"}]}", TOKEN));
+        assertThat(other.get("remaining").asLong()).isEqualTo(3);
+
+        JsonNode reset = ok(post(s, "/v1/admin/reset", "{" + descriptor + "}", TOKEN));
+        assertThat(reset.get("reset").asBoolean()).isTrue();
+        assertThat(reset.get("key").asText()).isEqualTo("tenant=t-read");
+        assertThat(ok(post(s, "/v1/admin/state", "{" + descriptor + "}", TOKEN)).get("remaining").asLong())
+                .isEqualTo(3);
+        assertThat(post(s, "/v1/check", "{" + descriptor + "}", TOKEN).statusCode()).isEqualTo(200);
+    }
+
+    @ParameterizedTest
+    @MethodSource("stores")
+    void anEnvoyDescriptorCannotBeReadOrResetWithoutTheToken(Served s) throws Exception {
+        String descriptor = "{\"domain\": \"ops\", \"descriptor\": [{\"key\": \"tenant\", \"value\": \"t-guarded\"}]}";
+        for (int i = 0; i < 4; i++) {
+            post(s, "/v1/check", descriptor, TOKEN);
+        }
+        for (String token : new String[] {null, "wrong"}) {
+            for (String path : List.of("/v1/admin/state", "/v1/admin/reset")) {
+                HttpResponse<String> r = post(s, path, descriptor, token);
+                assertThat(r.statusCode()).as(path + " with token " + token).isEqualTo(401);
+                assertThat(r.body()).contains("bearer token").doesNotContain("t-guarded");
+            }
+        }
+        // The refused resets reset nothing; with the token the counter reads as over.
+        assertThat(post(s, "/v1/check", descriptor, TOKEN).statusCode()).isEqualTo(429);
+        assertThat(ok(post(s, "/v1/admin/state", descriptor, TOKEN)).get("remaining").asLong()).isZero();
+    }
+
+    @ParameterizedTest
+    @MethodSource("stores")
+    void aDescriptorThatNamesNoCounterIsRefusedNamingTheField(Served s) throws Exception {
+        assertRefused(post(s, "/v1/admin/state", "{\"domain\": \"nope\", \"descriptor\": [{\"key\": \"tenant\","
+                + " \"value\": \"a\"}]}", TOKEN), "domain: unknown Envoy domain \"nope\"; the domains are ops");
+        assertRefused(post(s, "/v1/admin/reset", "{\"domain\": \"ops\", \"descriptor\": [{\"key\": \"region\","
+                + " \"value\": \"a\"}]}", TOKEN), "descriptor: matches no rate_limit of domain \"ops\"");
+        assertRefused(post(s, "/v1/admin/state", "{\"domain\": \"ops\", \"descriptor\": [{\"key\": \"tenant\","
+                + " \"value\": \"internal-1\"}]}", TOKEN),
+                "descriptor: matches ops.tenant_internal*, which is unlimited and keeps no count");
+        assertRefused(post(s, "/v1/admin/state", "{\"descriptor\": [{\"key\": \"tenant\", \"value\": \"a\"}]}",
+                TOKEN), "domain: required with \"descriptor\": the Envoy domain");
+        assertRefused(post(s, "/v1/admin/reset", "{\"domain\": \"ops\", \"key\": \"a\", \"descriptor\": []}", TOKEN),
+                "key: not used with \"descriptor\": the Envoy domain and the descriptor's entries name the key");
+        assertRefused(post(s, "/v1/admin/state", "{\"domain\": \"ops\", \"descriptor\": {\"tenant\": \"a\"}}",
+                TOKEN), "descriptor: expected a list of {\"key\", \"value\"} entries; was an object");
     }
 
     private static void assertRefused(HttpResponse<String> r, String error) throws IOException {
@@ -292,11 +376,11 @@ class AdminApiIT {
             this.httpPort = httpPort;
         }
 
-        static Served start(String store, Path config, Path rules) throws Exception {
+        static Served start(String store, Path config, Path rules, Path envoy) throws Exception {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
             Process p = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
                     ServeCommand.class.getName(), "--config", config.toString(), "--store", store, "--rules",
-                    rules.toString(), "--token", TOKEN, "--http-port", "0", "--grpc-port", "0")
+                    rules.toString(), "--rules", envoy.toString(), "--token", TOKEN, "--http-port", "0", "--grpc-port", "0")
                     .redirectErrorStream(true).start();
             LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
             Thread reader = new Thread(() -> {

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * stream, which it has usually answered already. The stream no longer counts against the concurrency limit, so
  * a client repeating this keeps the server busy without limit. The server must answer with GOAWAY
  * {@code ENHANCE_YOUR_CALM} and close the connection after a bounded number of such streams
- * ({@link SluiceServer#HTTP2_MAX_RESETS_PER_WINDOW}, {@link Http2ServerResetLimit}), whether the client reads
+ * ({@link HttpStack#HTTP2_MAX_RESETS_PER_WINDOW}, {@link Http2ServerResetLimit}), whether the client reads
  * everything at once and gives back flow-control window (the case that ran unbounded: 100,000 streams, no
  * GOAWAY) or leaves the server's answers unread; and a bystander on another connection must still be served.
  */
@@ -101,7 +101,7 @@ class Http2AbuseIT {
                 assertThat(settings.type).as("the server's first frame").isEqualTo(FRAME_SETTINGS);
                 assertThat(settings.setting(SETTINGS_MAX_CONCURRENT_STREAMS))
                         .as("SETTINGS_MAX_CONCURRENT_STREAMS on port %d", port)
-                        .isEqualTo(SluiceServer.HTTP2_MAX_CONCURRENT_STREAMS);
+                        .isEqualTo(HttpStack.HTTP2_MAX_CONCURRENT_STREAMS);
             }
         }
     }
@@ -148,7 +148,7 @@ class Http2AbuseIT {
             assertThat(outcome.streamsSent).as("streams written before the close on port %d", port)
                     .isLessThan(STREAMS_BEFORE_CLOSE_AT_MOST);
             assertThat(outcome.serverResets).as("streams the server reset on port %d before closing", port)
-                    .isGreaterThanOrEqualTo(SluiceServer.HTTP2_MAX_RESETS_PER_WINDOW)
+                    .isGreaterThanOrEqualTo(HttpStack.HTTP2_MAX_RESETS_PER_WINDOW)
                     .isLessThan(STREAMS_BEFORE_CLOSE_AT_MOST);
             assertThat(bystander).as("the bystander's answers around the attack on port %d", port)
                     .hasSizeGreaterThanOrEqualTo(3).containsOnly(200);

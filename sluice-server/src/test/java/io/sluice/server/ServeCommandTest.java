@@ -232,10 +232,12 @@ class ServeCommandTest {
         values.put("--redis-prefix", new String[] {"f", "e", "c", "redis"});
         values.put("--redis-cache-denials", new String[] {"false", "true", "false", "redis"});
         values.put("--tls-client-ca", new String[] {"ca.pem", caEnv.toString(), caCli.toString(), "tlsClientCa"});
+        values.put("--redis-mode", new String[] {"leased", "synced", "coalesced", "redisMode"});
         for (ServeOptions.Setting s : ServeOptions.ALL) {
-            if (List.of("--config", "--token-file", "--tls-cert", "--tls-key", "--log-format", "--log-level")
-                    .contains(s.option())) {
-                continue; // below, and in ServeProcessIT (logging acts on the process, not the builder)
+            if (List.of("--config", "--token-file", "--tls-cert", "--tls-key", "--log-format", "--log-level",
+                    "--redis-lease-ttl", "--redis-max-batch", "--redis-sync-interval").contains(s.option())) {
+                continue; // below, in ServeProcessIT (logging acts on the process, not the builder), and in
+                          // theModesOptionsComeWithTheirMode (they need their mode)
             }
             String[] v = values.get(s.option());
             assertThat(v).as("a case for " + s.option()).isNotNull();
@@ -257,6 +259,29 @@ class ServeCommandTest {
                 .isEqualTo("file-token");
         assertThat(ServeOptions.ALL).allSatisfy(s -> assertThat(s.env())
                 .isEqualTo("SLUICE_" + s.option().substring(2).toUpperCase(java.util.Locale.ROOT).replace('-', '_')));
+    }
+
+    @Test
+    void theModesOptionsComeWithTheirMode() throws Exception {
+        assertThat(field(configure(Map.of()), "redisMode")).isEqualTo("DefaultMode[mode=exact]");
+        assertThat(field(configure(Map.of("SLUICE_REDIS_MODE", "leased", "SLUICE_REDIS_LEASE_TTL", "2s"),
+                "--redis-max-batch", "1_000"), "redisMode"))
+                .isEqualTo("DefaultMode[mode=leased(ttl=PT2S, maxBatch=1000)]");
+        Path config = Files.writeString(dir.resolve("mode.yaml"), "redis_mode: synced\nredis_sync_interval: 250ms\n");
+        assertThat(field(configure(Map.of(), "--config", config.toString()), "redisMode"))
+                .isEqualTo("DefaultMode[mode=synced(PT0.25S)]");
+        // The command line's mode wins over the file's, and then the file's interval belongs to another mode.
+        assertThat(run("--config", config.toString(), "--redis-mode", "exact").err).contains(config
+                + ": redis_sync_interval applies to --redis-mode synced (SLUICE_REDIS_MODE, redis_mode) only; the"
+                + " mode is exact");
+        assertThat(run("--redis-lease-ttl", "1s").err).contains("--redis-lease-ttl applies to --redis-mode leased"
+                + " (SLUICE_REDIS_MODE, redis_mode) only; the mode is exact");
+        assertThat(run("--redis-mode", "lease").err).contains("--redis-mode must be exact, coalesced, leased or"
+                + " synced, was 'lease'");
+        assertThat(run("--redis-mode", "leased", "--redis-max-batch", "0").err).contains("--redis-max-batch:"
+                + " max_batch must be");
+        assertThat(run("--redis-mode", "leased", "--redis-lease-ttl", "2h").err).contains("--redis-lease-ttl:"
+                + " lease_ttl must be between 1ms and 1h");
     }
 
     @Test

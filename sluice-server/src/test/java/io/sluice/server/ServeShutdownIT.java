@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 /**
  * An idle {@code sluice serve} exits soon after SIGTERM: its 1 s quiet period and little more. It took about
  * 3.5 s while stopping waited for Armeria's acceptor threads, which Netty ends with a fixed 2 s quiet period of
- * their own ({@code SluiceServer.released}). The bound here is generous (a loaded machine starts and stops JVMs
+ * their own ({@code ServerStop.released}). The bound here is generous (a loaded machine starts and stops JVMs
  * slowly); the measured figures are printed and recorded in docs/operations/server.md.
  */
 class ServeShutdownIT {

@@ -380,7 +380,11 @@ public final class MarkdownReport {
                 + "medians of the runs, *over-admitted* counts admissions beyond burst + rate × each run's length. "
                 + "*library, same load* is the Redis table's Sluice row for the same algorithm, mode, keys and "
                 + "requests in flight (async), made in process: the difference is what HTTP, JSON and the server "
-                + "cost. Source: `sluice-bench/src/main/java/io/sluice/bench/server/`.");
+                + "cost. *empty endpoint* is the ceiling, measured right after the memory rows with the same load: "
+                + "the same HTTP stack (Armeria with the server's settings, `io.sluice.server.EmptyEndpoint`) "
+                + "answering a constant 200 without reading the request or touching a store; *÷ empty endpoint* is "
+                + "a memory row's rate over it (target ≥ 0.7×). "
+                + "Source: `sluice-bench/src/main/java/io/sluice/bench/server/`.");
         line();
         DefaultCategoryDataset data = new DefaultCategoryDataset();
         for (Measurement m : server) {
@@ -392,8 +396,10 @@ public final class MarkdownReport {
         line("![decisions per second, sluice serve](bench/server.png)");
         line();
         line("| store | keys | connections | decisions/s | p50 µs | p99 µs | admitted | over-admitted | "
-                + "Redis CPU µs/decision | Redis commands/decision | library, same load | server ÷ library |");
-        line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+                + "Redis CPU µs/decision | Redis commands/decision | library, same load | server ÷ library | "
+                + "÷ empty endpoint |");
+        line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        Optional<Measurement> ceiling = server.stream().filter(m -> CEILING.equals(m.variant())).findFirst();
         for (Measurement m : server) {
             String libraryVariant = m.variant().endsWith("/leased") ? "leased" : "plain";
             Optional<Measurement> library = m.variant().startsWith("redis")
@@ -406,7 +412,9 @@ public final class MarkdownReport {
                     + Format.count(m.overAdmitted()) + " | " + Format.decimal(m.redisCpuUsPerDecision(), 1) + " | "
                     + Format.decimal(m.redisCmdsPerDecision(), 1) + " | "
                     + Format.count(library.map(Measurement::decisionsPerS).orElse(null)) + " | "
-                    + Format.ratio(ratio) + " |");
+                    + Format.ratio(ratio) + " | "
+                    + Format.ratio(m.variant().equals("memory") ? ceiling.map(c -> m.decisionsPerS()
+                    / c.decisionsPerS()).orElse(null) : null) + " |");
         }
         line();
         if (!flood.isEmpty()) {
@@ -431,6 +439,9 @@ public final class MarkdownReport {
         }
         remoteClient();
     }
+
+    /** The server suite's ceiling row: an empty endpoint of the server's HTTP stack. */
+    private static final String CEILING = "empty-endpoint";
 
     /** The server suite's row of the server's variant measured through {@code sluice-client}'s RemoteStore. */
     private static final String REMOTE_CLIENT = "memory/remote-client";

@@ -39,6 +39,7 @@ final class Targets {
         t.local();
         t.memory();
         t.remoteClient();
+        t.serverCeiling();
         return t.checks;
     }
 
@@ -54,6 +55,25 @@ final class Targets {
         }
         if (!cases.parts.isEmpty()) {
             cases.check("sluice serve on memory, 64 in flight: one RemoteStore client ≥ 0.5× wrk's rate");
+        }
+    }
+
+    /** Issue 14: sluice serve on the memory store ≥ 0.7× an empty endpoint of the same HTTP stack, same load. */
+    private void serverCeiling() {
+        Optional<Measurement> ceiling = rows.where(m -> "server".equals(m.suite()) && m.measured()
+                && "empty-endpoint".equals(m.variant())).stream().findFirst();
+        if (ceiling.isEmpty()) {
+            return;
+        }
+        Cases cases = new Cases();
+        for (Measurement m : rows.where(x -> "server".equals(x.suite()) && x.measured()
+                && "memory".equals(x.variant()))) {
+            Double ratio = m.decisionsPerS() / ceiling.get().decisionsPerS();
+            cases.add(m.keys() == 1 ? "hot key" : String.format(Locale.ROOT, "%,d keys", m.keys()), ratio,
+                    ratio >= 0.7, Format.ratio(ratio));
+        }
+        if (!cases.parts.isEmpty()) {
+            cases.check("sluice serve on memory, 64 connections: ≥ 0.7× an empty endpoint of the same HTTP stack");
         }
     }
 

@@ -66,11 +66,26 @@ public final class ServeProcess implements AutoCloseable {
                 "reload_interval: 0s",
                 "shutdown_quiet_period: 0s",
                 ""), StandardCharsets.UTF_8);
+        return launch(dir.resolve(name + "-serve.log"), store, "io.sluice.cli.Main", "serve", "--config",
+                config.toString());
+    }
+
+    /**
+     * The server suite's ceiling: {@code io.sluice.server.EmptyEndpoint}, the same HTTP stack as
+     * {@code sluice serve} answering {@code POST /v1/check} with a constant 200, in a JVM started as the
+     * server's is (same heap), on a free loopback port.
+     */
+    static ServeProcess startEmptyEndpoint(Path dir) throws IOException, InterruptedException {
+        return launch(dir.resolve("empty-endpoint.log"), "empty endpoint", "io.sluice.server.EmptyEndpoint", "0");
+    }
+
+    private static ServeProcess launch(Path log, String store, String... mainAndArgs)
+            throws IOException, InterruptedException {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Path log = dir.resolve(name + "-serve.log");
-        Process process = new ProcessBuilder(List.of(java.toString(), LAUNCHER_HEAP, "-cp", System.getProperty("java.class.path"),
-                "io.sluice.cli.Main", "serve", "--config", config.toString()))
-                .redirectErrorStream(true).start();
+        List<String> command = new java.util.ArrayList<>(List.of(java.toString(), LAUNCHER_HEAP, "-cp",
+                System.getProperty("java.class.path")));
+        command.addAll(List.of(mainAndArgs));
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         CompletableFuture<String> url = new CompletableFuture<>();
         CompletableFuture<Integer> grpc = new CompletableFuture<>();
         Thread copier = new Thread(() -> copy(process, log, url, grpc), "sluice-bench-serve-log");

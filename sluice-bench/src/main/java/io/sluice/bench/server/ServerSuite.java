@@ -31,7 +31,8 @@ import java.util.Map;
  * row also reports Redis CPU and commands per decision (INFO deltas over its measured runs). The load is one
  * wrk thread with as many connections as the Redis suite's largest number in flight.
  *
- * <p>Then {@link EvictionFlood}: a bystander's latency while another client floods the in-memory store with new
+ * <p>After the memory rows, the ceiling: an empty endpoint of the same HTTP stack ({@link #CEILING}) under the
+ * same load. Then {@link EvictionFlood}: a bystander's latency while another client floods the in-memory store with new
  * keys past its bound.
  */
 public final class ServerSuite implements Suite {
@@ -62,6 +63,7 @@ public final class ServerSuite implements Suite {
             rows.addAll(server(context, wrk, dir, rules, "memory", null, List.of(
                     new Shape("memory", "bench", "memory", 1),
                     new Shape("memory", "bench", "memory", many))));
+            rows.add(ceiling(context, wrk, dir, many));
         }
         if (context.selected("sluice", ALGORITHM + "/eviction_flood")) {
             rows.addAll(EvictionFlood.run(context, wrk, dir, rules));
@@ -82,6 +84,34 @@ public final class ServerSuite implements Suite {
             }
         }
         return rows;
+    }
+
+    /** The variant of the ceiling row: an empty endpoint of the same HTTP stack. */
+    static final String CEILING = "empty-endpoint";
+
+    /**
+     * The ceiling of the memory rows: {@code io.sluice.server.EmptyEndpoint} (Armeria with {@code sluice serve}'s
+     * server settings, a constant 200 without reading the request or touching a store) under the same wrk load,
+     * warm-up and runs as the server, measured right after it in the same run.
+     */
+    private Measurement ceiling(BenchContext context, Wrk wrk, Path dir, int keys) throws Exception {
+        int connections = Collections.max(context.profile().inFlights());
+        Shape shape = new Shape("memory", "bench", CEILING, keys);
+        ServeProcess endpoint;
+        try {
+            endpoint = ServeProcess.startEmptyEndpoint(dir);
+        } catch (IllegalStateException e) {
+            return row(shape, connections).note("could not start: " + e.getMessage()).build();
+        }
+        try (endpoint) {
+            context.progress().say("  empty endpoint at %s", endpoint.baseUrl());
+            warmUp(context, wrk, endpoint, connections);
+            Measurement row = measure(context, wrk, endpoint, null, shape, connections);
+            context.progress().say("  server %-14s %6d keys %3d connections %,12.0f decisions/s p50 %8.0f us"
+                            + " p99 %8.0f us%s", CEILING, keys, connections, orNaN(row.decisionsPerS()),
+                    orNaN(row.p50Us()), orNaN(row.p99Us()), row.note() == null ? "" : " (" + row.note() + ")");
+            return row;
+        }
     }
 
     /** One server on {@code store}, warmed up, then each shape's row. */
@@ -262,9 +292,11 @@ public final class ServerSuite implements Suite {
             }
             row.decisionsPerS(RedisSuite.median(rates))
                     .latencyUs(RedisSuite.median(p50s), RedisSuite.median(p99s))
-                    .admittedFraction((double) admitted / requests)
-                    .overAdmitted(overAdmitted)
                     .runs(profile.redisRuns());
+            if (!CEILING.equals(shape.variant())) {
+                // The empty endpoint decides nothing: its 200s are no admissions to check against a limit.
+                row.admittedFraction((double) admitted / requests).overAdmitted(overAdmitted);
+            }
             if (admin != null) {
                 RedisStats after = RedisStats.take(admin);
                 Map<String, Double> commands = after.commandsPerDecision(before, requests);
@@ -284,7 +316,9 @@ public final class ServerSuite implements Suite {
     private Measurement.Builder row(Shape shape, int connections) {
         RedisLimits limit = RedisLimits.LOAD;
         return Measurement.of(name(), "sluice").variant(shape.variant()).mode("http")
-                .algorithm(ALGORITHM).config(limit.describe(ALGORITHM) + "; POST /v1/check, JSON")
+                .algorithm(ALGORITHM).config(CEILING.equals(shape.variant())
+                        ? "io.sluice.server.EmptyEndpoint: POST /v1/check answered with a constant 200, no store"
+                        : limit.describe(ALGORITHM) + "; POST /v1/check, JSON")
                 .keys(shape.keys()).threads(1).inFlight(connections);
     }
 
