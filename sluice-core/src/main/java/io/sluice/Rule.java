@@ -20,7 +20,9 @@ import java.util.Set;
  *
  * <p>The rule's name is the namespace of its keys in a store: two limiters with rules of the same name on one
  * store share state. Limit names must be unique within a rule, and a rule holds at most one
- * {@link Concurrency} limit (it hands out the lease ids). Immutable.
+ * {@link Concurrency} limit (it hands out the lease ids). A rule may have a {@link Lockout}
+ * ({@link #withLockout}): after a number of rejections of a key within a period, the key is locked out for a
+ * while. Immutable.
  */
 public final class Rule {
 
@@ -30,14 +32,17 @@ public final class Rule {
     private final FailurePolicy failurePolicy;
     /** Names of the shadow limits; empty for most rules. */
     private final Set<String> shadow;
+    /** The lockout, or null (most rules). */
+    private final Lockout lockout;
     /** {@link #maxPermits()}, read on every decision: computed once, the limits being immutable. */
     private final long maxPermits;
 
     private Rule(String name, List<Limit> limits) {
-        this(name, limits, Mode.exact(), FailurePolicy.raise(), Set.of());
+        this(name, limits, Mode.exact(), FailurePolicy.raise(), Set.of(), null);
     }
 
-    private Rule(String name, List<Limit> limits, Mode mode, FailurePolicy failurePolicy, Set<String> shadow) {
+    private Rule(String name, List<Limit> limits, Mode mode, FailurePolicy failurePolicy, Set<String> shadow,
+                 Lockout lockout) {
         this.name = Checks.name(name, "rule name");
         if (limits == null || limits.isEmpty()) {
             throw new IllegalArgumentException("limits of rule '" + name + "' must hold at least one limit");
@@ -84,6 +89,13 @@ public final class Rule {
             throw new IllegalArgumentException("shadow limits of rule '" + name + "' run in the exact and coalesced"
                     + " modes only; its mode is " + mode);
         }
+        if (lockout != null && mode.kind() != Mode.Kind.EXACT) {
+            // A lockout decides before the limits and counts their rejections in the same atomic step: a mode
+            // that decides locally (leases, syncs) or in batches has no such step.
+            throw new IllegalArgumentException("lockout of rule '" + name + "' runs in the exact mode only; its mode is "
+                    + mode);
+        }
+        this.lockout = lockout;
         mode.check(name, this.limits);
         if (failurePolicy.kind() == FailurePolicy.Kind.LOCAL_FALLBACK) {
             io.sluice.internal.LimitShares.scale(this, failurePolicy.share());
@@ -126,7 +138,7 @@ public final class Rule {
      * @throws IllegalArgumentException when a limit's algorithm cannot run in that mode (see {@link Mode})
      */
     public Rule withMode(Mode mode) {
-        return new Rule(name, limits, Checks.notNull(mode, "mode"), failurePolicy, shadow);
+        return new Rule(name, limits, Checks.notNull(mode, "mode"), failurePolicy, shadow, lockout);
     }
 
     /**
@@ -135,7 +147,7 @@ public final class Rule {
      * @throws IllegalArgumentException when a local fallback's share leaves a limit without a permit
      */
     public Rule withFailurePolicy(FailurePolicy policy) {
-        return new Rule(name, limits, mode, Checks.notNull(policy, "failure_policy"), shadow);
+        return new Rule(name, limits, mode, Checks.notNull(policy, "failure_policy"), shadow, lockout);
     }
 
     /**
@@ -150,12 +162,28 @@ public final class Rule {
         for (String n : Checks.notNull(limitNames, "shadow")) {
             names.add(Checks.notNull(n, "shadow"));
         }
-        return new Rule(name, limits, mode, failurePolicy, names);
+        return new Rule(name, limits, mode, failurePolicy, names, lockout);
     }
 
     /** A copy in which every limit is a shadow limit: the rule admits every request and says what it would do. */
     public Rule asShadow() {
         return withShadow(limits.stream().map(Limit::name).toArray(String[]::new));
+    }
+
+    /**
+     * A copy with {@code lockout} ({@code null}: none): after its number of rejections of a key within its
+     * period, the key is locked out for its duration (see {@link Lockout}). In memory and in Redis the lockout
+     * is decided in the same atomic step as the limits; {@code reset} lifts it.
+     *
+     * @throws IllegalArgumentException when the rule's mode is not {@link Mode#exact()}
+     */
+    public Rule withLockout(Lockout lockout) {
+        return new Rule(name, limits, mode, failurePolicy, shadow, lockout);
+    }
+
+    /** The lockout, or null when the rule has none. */
+    public Lockout lockout() {
+        return lockout;
     }
 
     /** The names of the shadow limits (empty: every limit is enforced). */
@@ -200,7 +228,7 @@ public final class Rule {
         if (!replaced) {
             next.add(limit);
         }
-        return new Rule(name, next, mode, failurePolicy, shadow);
+        return new Rule(name, next, mode, failurePolicy, shadow, lockout);
     }
 
     /**
@@ -213,19 +241,21 @@ public final class Rule {
     @Override
     public boolean equals(Object o) {
         return o instanceof Rule r && r.name.equals(name) && r.limits.equals(limits) && r.mode.equals(mode)
-                && r.failurePolicy.equals(failurePolicy) && r.shadow.equals(shadow);
+                && r.failurePolicy.equals(failurePolicy) && r.shadow.equals(shadow)
+                && java.util.Objects.equals(r.lockout, lockout);
     }
 
     @Override
     public int hashCode() {
         return (name.hashCode() * 31 + limits.hashCode()) * 31 + mode.hashCode() * 7 + failurePolicy.hashCode()
-                + shadow.hashCode() * 13;
+                + shadow.hashCode() * 13 + java.util.Objects.hashCode(lockout);
     }
 
     @Override
     public String toString() {
         return "Rule{" + name + ", " + limits + (mode.kind() == Mode.Kind.EXACT ? "" : ", mode=" + mode)
                 + (failurePolicy.kind() == FailurePolicy.Kind.RAISE ? "" : ", on_failure=" + failurePolicy)
-                + (shadow.isEmpty() ? "" : ", shadow=" + new java.util.TreeSet<>(shadow)) + "}";
+                + (shadow.isEmpty() ? "" : ", shadow=" + new java.util.TreeSet<>(shadow))
+                + (lockout == null ? "" : ", " + lockout) + "}";
     }
 }

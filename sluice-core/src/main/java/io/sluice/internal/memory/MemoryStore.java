@@ -76,7 +76,7 @@ public final class MemoryStore implements Store {
     record Entry(CompiledRule rule, Object[] many, Object one, long expiresAt) {
 
         static Entry of(CompiledRule rule, Object[] states, long expiresAt) {
-            return rule.size() == 1 ? new Entry(rule, null, states[0], expiresAt) : new Entry(rule, states, null,
+            return rule.slots() == 1 ? new Entry(rule, null, states[0], expiresAt) : new Entry(rule, states, null,
                     expiresAt);
         }
 
@@ -174,7 +174,7 @@ public final class MemoryStore implements Store {
             LAST_NAMESPACE.setRelease(this, ns);
         }
         maybeSweep();
-        return compiled.size() == 1 && singleLimitPath && !compiled.hasShadow() ? decideOne(ns, compiled, key, request)
+        return compiled.slots() == 1 && singleLimitPath && !compiled.hasShadow() ? decideOne(ns, compiled, key, request)
                 : decideSeveral(ns, compiled, key, request);
     }
 
@@ -498,7 +498,7 @@ public final class MemoryStore implements Store {
      */
     private static Object[] statesFor(Entry entry, CompiledRule compiled, long now) {
         if (entry == null) {
-            return new Object[compiled.size()];
+            return new Object[compiled.slots()];
         }
         return entry.rule() == compiled ? entry.states() : compiled.migrateFrom(entry.rule(), entry.states(), now);
     }
