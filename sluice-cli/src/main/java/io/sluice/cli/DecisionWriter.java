@@ -18,6 +18,7 @@ import java.io.Writer;
  *
  * {@code lease} is added to a decision that granted one; {@code shadow_limit} and {@code shadow_retry_after_ms}
  * to one that a shadow limit would have rejected (the limit, and the retry-after it would have given);
+ * {@code locked_out: true} to a rejection by the rule's lockout (limit {@code lockout});
  * {@code retry_after_ms} is {@code null} when no amount of waiting alone would do.
  */
 final class DecisionWriter {
@@ -73,6 +74,9 @@ final class DecisionWriter {
             string(s, d.shadowLimit());
             s.append(",\"shadow_retry_after_ms\":");
             duration(s, d.shadowRetryAfterMicros());
+        }
+        if (d.lockedOut()) {
+            s.append(",\"locked_out\":true");
         }
         s.append("}\n");
     }

@@ -108,8 +108,10 @@ final class Simulation implements AutoCloseable {
             for (Limit l : defined.limits()) {
                 current.add(limits.get(l.name()));
             }
-            // The rule's shadow limits watch here too; its mode does not apply (replay decides exactly).
-            rule = Rule.of(line.rule(), current).withShadow(defined.shadow().toArray(String[]::new));
+            // The rule's shadow limits watch here too, and its lockout locks out; its mode does not apply (replay
+            // decides exactly).
+            rule = Rule.of(line.rule(), current).withShadow(defined.shadow().toArray(String[]::new))
+                    .withLockout(defined.lockout());
         } else {
             rule = Rule.of(LIMIT_RULE_PREFIX + line.limit(), knownLimit(line));
         }
