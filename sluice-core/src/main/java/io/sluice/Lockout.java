@@ -18,6 +18,8 @@ import java.time.Duration;
  * says the whole {@code duration}). The limits are not asked, so nothing is charged, and a request during the
  * lockout neither counts nor extends it (as fail2ban: the lockout ends {@code duration} after it began).
  * Counting starts afresh when it ends. {@code RateLimiter.reset} lifts the lockout and clears the count.
+ * {@code RateLimiter.acquire} returns a lockout at once rather than sleeping through it (each of its rejected
+ * polls counts as a rejection).
  *
  * @param after    rejections that lock the key out, in [1, {@link Limit#MAX_COUNT}]
  * @param within   the period they must fall in, counted from the first, whole microseconds in [1 µs, 366 days]

@@ -41,6 +41,20 @@ class LockoutTest {
     }
 
     @Test
+    void acquireReturnsALockoutAtOnce() throws InterruptedException {
+        try (RateLimiter limiter = RateLimiter.builder(login).store(Store.memory().clock(now::get).build())
+                .sleeper(micros -> now.addAndGet(micros)).build()) {
+            for (int i = 0; i < 7; i++) {
+                limiter.tryAcquire("k");
+            }
+            long before = now.get();
+            Decision d = limiter.acquire("k", 1, Duration.ofDays(1));
+            assertThat(d.lockedOut()).isTrue();
+            assertThat(now.get()).as("nothing slept").isEqualTo(before);
+        }
+    }
+
+    @Test
     void resetLiftsTheLockoutAndClearsTheCount() {
         try (RateLimiter limiter = RateLimiter.builder(login).store(Store.memory().clock(now::get).build()).build()) {
             for (int i = 0; i < 8; i++) {
