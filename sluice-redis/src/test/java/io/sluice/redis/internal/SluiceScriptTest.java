@@ -21,7 +21,8 @@ class SluiceScriptTest {
         List<String> paths = script.parts().stream().map(SluiceScript.Part::path).toList();
         assertThat(paths.get(0)).isEqualTo("prelude.lua");
         assertThat(paths.get(paths.size() - 1)).isEqualTo("rule.lua");
-        List<String> algorithms = paths.subList(1, paths.size() - 1);
+        assertThat(paths.get(paths.size() - 2)).as("a rule's lockout, before the dispatcher").isEqualTo("lockout.lua");
+        List<String> algorithms = paths.subList(1, paths.size() - 2);
         assertThat(algorithms).contains("algorithms/fixed_window.lua");
         // The algorithm files follow SluiceScript.ALGORITHMS, which is AlgorithmName's list: every one is ported.
         List<String> expected = AlgorithmName.names().stream().map(n -> "algorithms/" + n + ".lua").toList();
