@@ -14,6 +14,9 @@ import java.util.Objects;
  * <p>Shadow limits ({@link Rule#withShadow}) never decide: the fields above come from the enforced limits (from
  * the shadow ones, allowed and without a wait, when the rule has no other), and {@link #shadowLimit()} names the
  * shadow limit that would have rejected the request, with the retry-after it would have given.
+ *
+ * <p>A rule's {@link Lockout} rejects on its own: {@link #lockedOut()} is true, {@link #limit()} is
+ * {@link Lockout#NAME}, and the retry-after (and reset-after) is the time left until the lockout ends.
  */
 public final class Decision {
 
@@ -63,6 +66,7 @@ public final class Decision {
     private final String shadowLimit;
     private final long shadowRetryAfterMicros;
     private final String tier;
+    private final boolean lockedOut;
 
     /**
      * Creates a decision; stores build these, users read them.
@@ -96,6 +100,13 @@ public final class Decision {
     public Decision(boolean allowed, long granted, long remaining, long retryAfterMicros, long resetAfterMicros,
                     long waitMicros, String limit, long lease, Source source, String shadowLimit,
                     long shadowRetryAfterMicros) {
+        this(allowed, granted, remaining, retryAfterMicros, resetAfterMicros, waitMicros, limit, lease, source,
+                shadowLimit, shadowRetryAfterMicros, false);
+    }
+
+    private Decision(boolean allowed, long granted, long remaining, long retryAfterMicros, long resetAfterMicros,
+                     long waitMicros, String limit, long lease, Source source, String shadowLimit,
+                     long shadowRetryAfterMicros, boolean lockedOut) {
         if (shadowRetryAfterMicros < 0 || (shadowLimit == null && shadowRetryAfterMicros != 0)) {
             throw new IllegalArgumentException("shadowRetryAfterMicros must be non-negative, and 0 without a"
                     + " shadow limit; was " + shadowRetryAfterMicros + " for shadow limit " + shadowLimit);
@@ -117,6 +128,7 @@ public final class Decision {
         this.shadowLimit = shadowLimit;
         this.shadowRetryAfterMicros = shadowRetryAfterMicros;
         this.tier = null;
+        this.lockedOut = lockedOut;
     }
 
     private Decision(Decision d, Source source, String tier) {
@@ -132,6 +144,7 @@ public final class Decision {
         this.shadowLimit = d.shadowLimit;
         this.shadowRetryAfterMicros = d.shadowRetryAfterMicros;
         this.tier = tier;
+        this.lockedOut = d.lockedOut;
     }
 
     /**
@@ -144,6 +157,21 @@ public final class Decision {
             Checks.name(tier, "tier");
         }
         return Objects.equals(tier, this.tier) ? this : new Decision(this, source, tier);
+    }
+
+    /**
+     * A rejection by the rule's {@link Lockout}, made by {@code source}: nothing granted or remaining, limit
+     * {@link Lockout#NAME}, retry-after and reset-after {@code retryAfterMicros}, the time left in the lockout.
+     *
+     * @throws IllegalArgumentException when {@code retryAfterMicros} is not positive, or {@code source} is null
+     */
+    public static Decision lockout(long retryAfterMicros, Source source) {
+        if (retryAfterMicros <= 0) {
+            throw new IllegalArgumentException("a lockout's retryAfterMicros must be positive, was "
+                    + retryAfterMicros);
+        }
+        return new Decision(false, 0, 0, retryAfterMicros, retryAfterMicros, 0, Lockout.NAME, NO_LEASE, source, null,
+                0, true);
     }
 
     /** This decision as made by {@code source}. */
@@ -248,6 +276,15 @@ public final class Decision {
         return tier;
     }
 
+    /**
+     * Whether the rule's {@link Lockout} rejected this request: the key is locked out (this rejection may be the
+     * one that locked it). Then {@link #limit()} is {@link Lockout#NAME} and {@link #retryAfterMicros()} the time
+     * left in the lockout.
+     */
+    public boolean lockedOut() {
+        return lockedOut;
+    }
+
     private static Duration toDuration(long micros) {
         return micros == Long.MAX_VALUE ? ChronoUnitHolder.FOREVER
                 : Duration.ofSeconds(micros / 1_000_000, (micros % 1_000_000) * 1_000);
@@ -265,13 +302,13 @@ public final class Decision {
                 && retryAfterMicros == d.retryAfterMicros && resetAfterMicros == d.resetAfterMicros
                 && waitMicros == d.waitMicros && lease == d.lease && limit.equals(d.limit) && source == d.source
                 && Objects.equals(shadowLimit, d.shadowLimit) && shadowRetryAfterMicros == d.shadowRetryAfterMicros
-                && Objects.equals(tier, d.tier);
+                && Objects.equals(tier, d.tier) && lockedOut == d.lockedOut;
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(allowed, granted, remaining, retryAfterMicros, resetAfterMicros, waitMicros, limit, lease,
-                source, shadowLimit, shadowRetryAfterMicros, tier);
+                source, shadowLimit, shadowRetryAfterMicros, tier, lockedOut);
     }
 
     @Override
@@ -281,7 +318,8 @@ public final class Decision {
                 + ", waitMicros=" + waitMicros + ", limit=" + limit + (lease == NO_LEASE ? "" : ", lease=" + lease)
                 + (source == Source.STORE ? "" : ", source=" + source)
                 + (shadowLimit == null ? "" : ", shadowLimit=" + shadowLimit + ", shadowRetryAfterMicros="
-                        + shadowRetryAfterMicros) + (tier == null ? "" : ", tier=" + tier) + "}";
+                        + shadowRetryAfterMicros) + (tier == null ? "" : ", tier=" + tier)
+                + (lockedOut ? ", lockedOut" : "") + "}";
     }
 
     private static final class ChronoUnitHolder {

@@ -23,7 +23,9 @@ import java.util.Set;
  *
  * <p>The rule's name is the namespace of its keys in a store: two limiters with rules of the same name on one
  * store share state. Limit names must be unique within a rule, and a rule holds at most one
- * {@link Concurrency} limit (it hands out the lease ids). Immutable.
+ * {@link Concurrency} limit (it hands out the lease ids). A rule may have a {@link Lockout}
+ * ({@link #withLockout}): after a number of rejections of a key within a period, the key is locked out for a
+ * while. Immutable.
  */
 public final class Rule {
 
@@ -33,22 +35,19 @@ public final class Rule {
     private final FailurePolicy failurePolicy;
     /** Names of the shadow limits; empty for most rules. */
     private final Set<String> shadow;
+    /** The lockout, or null (most rules). */
+    private final Lockout lockout;
     /** {@link #maxPermits()}, read on every decision: computed once, the limits being immutable. */
     private final long maxPermits;
     /** The keys with their own limits, or none ({@link Tiers#NONE} for most rules). */
     private final Tiers tiers;
 
     private Rule(String name, List<Limit> limits) {
-        this(name, limits, Mode.exact(), FailurePolicy.raise(), Set.of(), List.of(), false);
+        this(name, limits, Mode.exact(), FailurePolicy.raise(), Set.of(), List.of(), false, null);
     }
 
     private Rule(String name, List<Limit> limits, Mode mode, FailurePolicy failurePolicy, Set<String> shadow,
-                 List<Tier> tiers) {
-        this(name, limits, mode, failurePolicy, shadow, tiers, false);
-    }
-
-    private Rule(String name, List<Limit> limits, Mode mode, FailurePolicy failurePolicy, Set<String> shadow,
-                 List<Tier> tiers, boolean ofTier) {
+                 List<Tier> tiers, boolean ofTier, Lockout lockout) {
         // A tier's rule is named <rule> U+FFFF <tier> (Tiers), a name no rule given by a user can have.
         this.name = ofTier ? name : checkName(name);
         if (limits == null || limits.isEmpty()) {
@@ -96,6 +95,13 @@ public final class Rule {
             throw new IllegalArgumentException("shadow limits of rule '" + name + "' run in the exact and coalesced"
                     + " modes only; its mode is " + mode);
         }
+        if (lockout != null && mode.kind() != Mode.Kind.EXACT) {
+            // A lockout decides before the limits and counts their rejections in the same atomic step: a mode
+            // that decides locally (leases, syncs) or in batches has no such step.
+            throw new IllegalArgumentException("lockout of rule '" + name + "' runs in the exact mode only; its mode is "
+                    + mode);
+        }
+        this.lockout = lockout;
         mode.check(name, this.limits);
         if (failurePolicy.kind() == FailurePolicy.Kind.LOCAL_FALLBACK) {
             io.sluice.internal.LimitShares.scale(this, failurePolicy.share());
@@ -112,8 +118,9 @@ public final class Rule {
     }
 
     /** The rule deciding a tier's keys; see {@link Tiers}. */
-    static Rule forTier(String name, List<Limit> limits, Mode mode, FailurePolicy failurePolicy, Set<String> shadow) {
-        return new Rule(name, limits, mode, failurePolicy, shadow, List.of(), true);
+    static Rule forTier(String name, List<Limit> limits, Mode mode, FailurePolicy failurePolicy, Set<String> shadow,
+                        Lockout lockout) {
+        return new Rule(name, limits, mode, failurePolicy, shadow, List.of(), true, lockout);
     }
 
     /**
@@ -152,7 +159,7 @@ public final class Rule {
      * @throws IllegalArgumentException when a limit's algorithm cannot run in that mode (see {@link Mode})
      */
     public Rule withMode(Mode mode) {
-        return new Rule(name, limits, Checks.notNull(mode, "mode"), failurePolicy, shadow, tiers.list(), isTierRule());
+        return new Rule(name, limits, Checks.notNull(mode, "mode"), failurePolicy, shadow, tiers.list(), isTierRule(), lockout);
     }
 
     /**
@@ -161,7 +168,7 @@ public final class Rule {
      * @throws IllegalArgumentException when a local fallback's share leaves a limit without a permit
      */
     public Rule withFailurePolicy(FailurePolicy policy) {
-        return new Rule(name, limits, mode, Checks.notNull(policy, "failure_policy"), shadow, tiers.list(), isTierRule());
+        return new Rule(name, limits, mode, Checks.notNull(policy, "failure_policy"), shadow, tiers.list(), isTierRule(), lockout);
     }
 
     /**
@@ -176,12 +183,28 @@ public final class Rule {
         for (String n : Checks.notNull(limitNames, "shadow")) {
             names.add(Checks.notNull(n, "shadow"));
         }
-        return new Rule(name, limits, mode, failurePolicy, names, tiers.list(), isTierRule());
+        return new Rule(name, limits, mode, failurePolicy, names, tiers.list(), isTierRule(), lockout);
     }
 
     /** A copy in which every limit is a shadow limit: the rule admits every request and says what it would do. */
     public Rule asShadow() {
         return withShadow(limits.stream().map(Limit::name).toArray(String[]::new));
+    }
+
+    /**
+     * A copy with {@code lockout} ({@code null}: none): after its number of rejections of a key within its
+     * period, the key is locked out for its duration (see {@link Lockout}). In memory and in Redis the lockout
+     * is decided in the same atomic step as the limits; {@code reset} lifts it.
+     *
+     * @throws IllegalArgumentException when the rule's mode is not {@link Mode#exact()}
+     */
+    public Rule withLockout(Lockout lockout) {
+        return new Rule(name, limits, mode, failurePolicy, shadow, tiers.list(), isTierRule(), lockout);
+    }
+
+    /** The lockout, or null when the rule has none. */
+    public Lockout lockout() {
+        return lockout;
     }
 
     /** The names of the shadow limits (empty: every limit is enforced). */
@@ -232,7 +255,7 @@ public final class Rule {
         if (!replaced) {
             next.add(limit);
         }
-        return new Rule(name, next, mode, failurePolicy, shadow, nextTiers, isTierRule());
+        return new Rule(name, next, mode, failurePolicy, shadow, nextTiers, isTierRule(), lockout);
     }
 
     /**
@@ -254,7 +277,7 @@ public final class Rule {
         if (isTierRule()) {
             throw new IllegalArgumentException("the rule of a tier cannot have tiers");
         }
-        return new Rule(name, limits, mode, failurePolicy, shadow, new ArrayList<>(tiers), false);
+        return new Rule(name, limits, mode, failurePolicy, shadow, new ArrayList<>(tiers), false, lockout);
     }
 
     /** The tiers, in the order they are tried; empty for a rule without tiers. */
@@ -318,13 +341,13 @@ public final class Rule {
     public boolean equals(Object o) {
         return o instanceof Rule r && r.name.equals(name) && r.limits.equals(limits) && r.mode.equals(mode)
                 && r.failurePolicy.equals(failurePolicy) && r.shadow.equals(shadow)
-                && r.tiers.list().equals(tiers.list());
+                && r.tiers.list().equals(tiers.list()) && java.util.Objects.equals(r.lockout, lockout);
     }
 
     @Override
     public int hashCode() {
         return (name.hashCode() * 31 + limits.hashCode()) * 31 + mode.hashCode() * 7 + failurePolicy.hashCode()
-                + shadow.hashCode() * 13 + tiers.list().hashCode() * 17;
+                + shadow.hashCode() * 13 + tiers.list().hashCode() * 17 + java.util.Objects.hashCode(lockout);
     }
 
     @Override
@@ -332,6 +355,7 @@ public final class Rule {
         return "Rule{" + name + ", " + limits + (mode.kind() == Mode.Kind.EXACT ? "" : ", mode=" + mode)
                 + (failurePolicy.kind() == FailurePolicy.Kind.RAISE ? "" : ", on_failure=" + failurePolicy)
                 + (shadow.isEmpty() ? "" : ", shadow=" + new java.util.TreeSet<>(shadow))
-                + (tiers.isEmpty() ? "" : ", tiers=" + tiers.list()) + "}";
+                + (tiers.isEmpty() ? "" : ", tiers=" + tiers.list())
+                + (lockout == null ? "" : ", " + lockout) + "}";
     }
 }

@@ -110,7 +110,7 @@ final class Tiers {
                 }
             }
             return Rule.forTier(parent.name() + SEPARATOR + tier.name(), tier.limits(), parent.mode(),
-                    parent.failurePolicy(), Set.copyOf(shadow));
+                    parent.failurePolicy(), Set.copyOf(shadow), parent.lockout());
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
         }

@@ -19,9 +19,10 @@ import java.io.Writer;
  *
  * {@code lease} is added to a decision that granted one; {@code shadow_limit} and {@code shadow_retry_after_ms}
  * to one that a shadow limit would have rejected (the limit, and the retry-after it would have given);
- * {@code tier} to one a tier of the rule decided; {@code retry_after_ms} is {@code null} when no amount of waiting
- * alone would do. A {@code try_all} line names its keys in the trace's order, and its one decision holds for
- * every one of them (all or nothing).
+ * {@code tier} to one a tier of the rule decided; {@code locked_out: true} to a rejection by the rule's lockout
+ * (limit {@code lockout}); {@code retry_after_ms} is {@code null} when no amount of waiting alone would do. A
+ * {@code try_all} line names its keys in the trace's order, and its one decision holds for every one of them (all
+ * or nothing).
  */
 final class DecisionWriter {
 
@@ -83,6 +84,9 @@ final class DecisionWriter {
             string(s, d.shadowLimit());
             s.append(",\"shadow_retry_after_ms\":");
             duration(s, d.shadowRetryAfterMicros());
+        }
+        if (d.lockedOut()) {
+            s.append(",\"locked_out\":true");
         }
         if (d.tier() != null) {
             s.append(",\"tier\":");

@@ -160,7 +160,7 @@ final class Simulation implements AutoCloseable {
             for (Limit l : defined.limits()) {
                 current.add(limits.get(l.name()));
             }
-            // The rule's shadow limits watch here too, and its tiers decide their keys with the limits as they
+            // The rule's shadow limits watch here too, its lockout locks out, and its tiers decide their keys with the limits as they
             // are now; its mode does not apply (replay decides exactly).
             List<Tier> tiers = new ArrayList<>();
             for (Tier t : defined.tiers()) {
@@ -172,7 +172,7 @@ final class Simulation implements AutoCloseable {
                 });
             }
             rule = Rule.of(ruleName, current).withShadow(defined.shadow().toArray(String[]::new))
-                    .withTiers(tiers);
+                    .withLockout(defined.lockout()).withTiers(tiers);
         } else {
             rule = Rule.of(LIMIT_RULE_PREFIX + limitName, knownLimit(limitName, line, at + "limit"));
         }

@@ -1,6 +1,7 @@
 package io.sluice.internal;
 
 import io.sluice.Limit;
+import io.sluice.Lockout;
 import io.sluice.Rule;
 import io.sluice.internal.algorithm.Algorithm;
 import io.sluice.internal.algorithm.Algorithms;
@@ -14,6 +15,8 @@ public final class CompiledRule {
     private final boolean[] shadow;
     /** How many limits are enforced (not shadow). */
     private final int enforced;
+    /** The rule's lockout, or null; its state is the last of the states ({@link #slots()}). */
+    private final Lockout lockout;
 
     @SuppressWarnings("unchecked")
     public CompiledRule(Rule rule) {
@@ -34,6 +37,22 @@ public final class CompiledRule {
         }
         this.shadow = flags;
         this.enforced = count;
+        this.lockout = rule.lockout();
+    }
+
+    /** Whether the rule has a lockout. */
+    public boolean hasLockout() {
+        return lockout != null;
+    }
+
+    /** The rule's lockout, or null. */
+    public Lockout lockout() {
+        return lockout;
+    }
+
+    /** How many states a key of this rule has: one per limit, and the lockout's when it has one. */
+    public int slots() {
+        return lockout == null ? algorithms.length : algorithms.length + 1;
     }
 
     /** Whether some limit of the rule is a shadow limit. */
@@ -56,6 +75,7 @@ public final class CompiledRule {
         this.algorithms = algorithms;
         this.shadow = null;
         this.enforced = algorithms.length;
+        this.lockout = null;
     }
 
     /**
@@ -65,6 +85,11 @@ public final class CompiledRule {
     @SuppressWarnings("unchecked")
     public static CompiledRule concat(List<CompiledRule> parts) {
         for (CompiledRule part : parts) {
+            if (part.hasLockout()) {
+                // Which key's rejections would count, and which key a lockout would reject, has no one answer.
+                throw new IllegalArgumentException("rule '" + part.rule.name()
+                        + "' has a lockout: it cannot be decided together with other targets");
+            }
             if (part.hasShadow()) {
                 // A shadow limit decides apart from the enforced ones; a batch decided together has no such split.
                 throw new IllegalArgumentException("rule '" + part.rule.name()
@@ -101,8 +126,12 @@ public final class CompiledRule {
      * back, so the outcome would depend on whether the store had already dropped it.
      */
     public Object[] migrateFrom(CompiledRule previous, Object[] states, long now) {
-        Object[] out = new Object[algorithms.length];
+        Object[] out = new Object[slots()];
         List<Limit> oldLimits = previous.rule.limits();
+        if (lockout != null && previous.lockout != null) {
+            // A changed lockout keeps its count and any lockout in force; dropped with the lockout itself.
+            out[algorithms.length] = states[oldLimits.size()];
+        }
         for (int i = 0; i < algorithms.length; i++) {
             Limit limit = algorithms[i].limit();
             for (int j = 0; j < oldLimits.size(); j++) {
@@ -123,7 +152,13 @@ public final class CompiledRule {
      */
     public Object[] live(Object[] states, long now) {
         Object[] live = states;
-        for (int i = 0; i < states.length; i++) {
+        int n = algorithms.length;
+        if (lockout != null && states[n] != null
+                && LockoutEvaluator.expired(lockout, (LockoutEvaluator.State) states[n], now)) {
+            live = states.clone();
+            live[n] = null;
+        }
+        for (int i = 0; i < n; i++) {
             if (states[i] != null && now >= algorithms[i].expiresAt(states[i])) {
                 if (live == states) {
                     live = states.clone();
@@ -149,6 +184,9 @@ public final class CompiledRule {
             if (states[i] != null) {
                 at = Math.max(at, algorithms[i].expiresAt(states[i]));
             }
+        }
+        if (lockout != null && states[algorithms.length] != null) {
+            at = Math.max(at, LockoutEvaluator.expiresAt(lockout, (LockoutEvaluator.State) states[algorithms.length]));
         }
         return at;
     }

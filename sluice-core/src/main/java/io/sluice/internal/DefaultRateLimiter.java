@@ -208,7 +208,8 @@ public final class DefaultRateLimiter implements RateLimiter {
             // Rejected: a reserving limit's wait exceeded the budget, or a window/concurrency limit is full.
             // Poll the latter after its retry-after while the budget lasts; otherwise fail fast.
             long pause = d.retryAfterMicros();
-            if (pause > budget || pause == Arith.NEVER) {
+            // A lockout is answered at once: sitting it out is the caller's choice, not a wait for a permit.
+            if (pause > budget || pause == Arith.NEVER || d.lockedOut()) {
                 return d;
             }
             pause = Math.max(pause, 1);
@@ -278,7 +279,8 @@ public final class DefaultRateLimiter implements RateLimiter {
                 return after(d.waitMicros()).thenApply(x -> d);
             }
             long pause = d.retryAfterMicros();
-            if (pause > budget || pause == Arith.NEVER) {
+            // A lockout is answered at once: sitting it out is the caller's choice, not a wait for a permit.
+            if (pause > budget || pause == Arith.NEVER || d.lockedOut()) {
                 return CompletableFuture.completedFuture(d);
             }
             long p = Math.max(pause, 1);

@@ -33,7 +33,8 @@ public final class LimitShares {
         for (Limit limit : rule.limits()) {
             scaled.add(scale(rule.name(), limit, share));
         }
-        return Rule.of(rule.name(), scaled).withShadow(rule.shadow().toArray(String[]::new));
+        return Rule.of(rule.name(), scaled).withShadow(rule.shadow().toArray(String[]::new))
+                .withLockout(rule.lockout());
     }
 
     /**

@@ -21,7 +21,19 @@ public final class RuleEvaluator {
     /** A decision and the states to commit ({@code null} when nothing changes). */
     public record Outcome(Decision decision, Object[] states) {}
 
+    /**
+     * Decides {@code request} on {@code states}: one state per limit, then the lockout's when the rule has one
+     * ({@link CompiledRule#slots()}).
+     */
     public static Outcome evaluate(CompiledRule rule, Object[] states, long now, Request request) {
+        if (rule.hasLockout()) {
+            return LockoutEvaluator.evaluate(rule, states, now, request);
+        }
+        return evaluateLimits(rule, states, now, request);
+    }
+
+    /** The limits' part of {@link #evaluate}: reads the first {@code rule.size()} states, returns as many. */
+    static Outcome evaluateLimits(CompiledRule rule, Object[] states, long now, Request request) {
         if (rule.hasShadow()) {
             return ShadowEvaluator.evaluate(rule, states, now, request);
         }

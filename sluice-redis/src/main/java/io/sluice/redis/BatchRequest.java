@@ -33,7 +33,8 @@ public record BatchRequest(List<Target> targets, Request request) {
 
     /**
      * @throws IllegalArgumentException when there is no target, a target appears twice (same rule name and
-     *                                  key), or the permits exceed what a target's rule can ever grant
+     *                                  key), the permits exceed what a target's rule can ever grant, or one of
+     *                                  several targets' rule has a lockout
      */
     public BatchRequest {
         if (targets == null || targets.isEmpty()) {
@@ -50,6 +51,12 @@ public record BatchRequest(List<Target> targets, Request request) {
                         + t.key() + "' appears twice");
             }
             checkPermits(t.rule(), request);
+            if (targets.size() > 1 && t.rule().lockout() != null) {
+                // As the in-memory store: whose rejections would count, and whom a lockout would reject, has no
+                // one answer for several targets.
+                throw new IllegalArgumentException("rule '" + t.rule().name()
+                        + "' has a lockout: it cannot be decided together with other targets");
+            }
         }
     }
 

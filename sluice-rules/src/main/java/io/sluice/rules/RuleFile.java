@@ -43,7 +43,8 @@ import java.util.Map;
  * {@code fail_open}, {@code fail_closed}, {@code local_fallback} with {@code fallback_share}; see
  * {@link FailurePolicy}) and which of its limits only watch ({@code shadow}: {@code true} for all of them, or
  * a list of limit names; see {@link Rule#withShadow}) and which keys get their own limits, none, or no admission
- * ({@code tiers}; see {@link TierSchema}).
+ * ({@code tiers}; see {@link TierSchema}); and its {@code lockout}
+ * (<code>{after: 3, within: 15m, for: 1h}</code>; see {@link io.sluice.Lockout}).
  * Durations are strings with a unit ({@link Durations}); omitted optional parameters take the defaults of the
  * records' {@code of(...)} factories. Anything else — an unknown field or algorithm, a value of the wrong
  * type, a rule naming an unknown limit, a value the record refuses — is a {@link RuleFileException} naming
@@ -202,7 +203,7 @@ public final class RuleFile {
 
     /** The fields a rule may have besides its limits. */
     static final List<String> RULE_FIELDS = List.of("limits", "mode", "lease_ttl", "max_batch",
-            "sync_interval", "on_failure", "fallback_share", "shadow", "tiers");
+            "sync_interval", "on_failure", "fallback_share", "shadow", "tiers", "lockout");
 
     private static Rule defineRule(String name, Node definition, Map<String, Limit> limits) throws RuleFileException {
         Map<String, Node> members = definition.members("a map with 'limits': a list of limit names");
@@ -248,6 +249,10 @@ public final class RuleFile {
         Node shadowNode = members.get("shadow");
         if (shadowNode != null) {
             rule = defineShadow(rule, shadowNode);
+        }
+        Node lockoutNode = members.get("lockout");
+        if (lockoutNode != null) {
+            rule = LockoutField.apply(rule, lockoutNode);
         }
         Node policyNode = members.get("on_failure");
         if (policyNode != null || members.containsKey("fallback_share")) {

@@ -77,6 +77,13 @@ public final class RuleText {
                 }
                 g.writeEndArray();
             }
+            if (rule.lockout() != null) {
+                g.writeObjectFieldStart("lockout");
+                g.writeNumberField("after", rule.lockout().after());
+                g.writeStringField("within", Durations.format(rule.lockout().within()));
+                g.writeStringField("for", Durations.format(rule.lockout().duration()));
+                g.writeEndObject();
+            }
             FailurePolicy policy = rule.failurePolicy();
             if (policy.kind() != FailurePolicy.Kind.RAISE) {
                 g.writeStringField("on_failure", policy.name());

@@ -328,6 +328,33 @@ class RuleFileTest {
                 "shadow limits of rule 'r' run in the exact and coalesced modes only");
     }
 
+    @Test
+    void lockoutHasAfterWithinAndFor() throws Exception {
+        RuleFile file = RuleFile.parse("l.yaml", "limits:\n"
+                + "  attempts: {algorithm: fixed_window, limit: 5, window: 1m}\n"
+                + "rules:\n"
+                + "  login: {limits: [attempts], lockout: {after: 3, within: 15m, for: 1h}}\n");
+        assertThat(file.rules().get("login").lockout())
+                .isEqualTo(io.sluice.Lockout.of(3, Duration.ofMinutes(15), Duration.ofHours(1)));
+    }
+
+    @Test
+    void lockoutErrorsNameTheField() {
+        String limits = "limits:\n  a: {algorithm: gcra, limit: 5, period: 1s}\nrules:\n";
+        assertError(limits + "  r: {limits: [a], lockout: {after: 0, within: 1m, for: 1h}}\n", 4, 30,
+                "rules.r.lockout.after", "lockout.after must be in [1, 1000000000000], was 0");
+        assertError(limits + "  r: {limits: [a], lockout: {after: 3, within: 0s, for: 1h}}\n", 4, 40,
+                "rules.r.lockout.within", "lockout.within must be in [1us, PT8784H], was PT0S");
+        assertError(limits + "  r: {limits: [a], lockout: {after: 3, within: 1m}}\n", 4, 20, "rules.r.lockout",
+                "missing 'for'; expected a map {after: <rejections>, within: <duration>, for: <duration>}");
+        assertError(limits + "  r: {limits: [a], lockout: {after: 3, within: 1m, for: 1h, extend: true}}\n", 4, 61,
+                "rules.r.lockout.extend", "unknown field; a lockout has after, within, for");
+        assertError(limits + "  r: {limits: [a], lockout: 5}\n", 4, 20, "rules.r.lockout",
+                "expected a map {after: <rejections>, within: <duration>, for: <duration>}");
+        assertError(limits + "  r: {limits: [a], mode: coalesced, lockout: {after: 3, within: 1m, for: 1h}}\n", 4, 37,
+                "rules.r.lockout", "lockout of rule 'r' runs in the exact mode only; its mode is coalesced");
+    }
+
     private static void assertError(String yaml, int line, int column, String field, String problem) {
         RuleFileException e = parseError(yaml.startsWith("{") ? "bad.json" : "bad.yaml", yaml);
         assertThat(e.field()).as(e.getMessage()).isEqualTo(field);

@@ -44,7 +44,9 @@ class RuleTextTest {
                     .withFailurePolicy(FailurePolicy.failClosed()),
             Rule.of("shadowed", FixedWindow.of(50, Duration.ofMinutes(1)), Gcra.of(7, Duration.ofSeconds(1)))
                     .withShadow("gcra"),
-            Rule.of("watching", Gcra.of(7, Duration.ofSeconds(1))).asShadow());
+            Rule.of("watching", Gcra.of(7, Duration.ofSeconds(1))).asShadow(),
+            Rule.of("login", FixedWindow.of(5, Duration.ofMinutes(1)))
+                    .withLockout(io.sluice.Lockout.of(3, Duration.ofMinutes(15), Duration.ofHours(1))));
 
     @Test
     void everyRuleReadsBackEqual() throws RuleFileException {

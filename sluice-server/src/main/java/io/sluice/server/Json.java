@@ -17,7 +17,9 @@ final class Json {
      * concurrency limit granted one, {@code lease}; and when the store did not decide in its shared state,
      * {@code source} ({@code lease}, {@code sync}, {@code cached}, {@code fail_open}, {@code fail_closed},
      * {@code local_fallback}); when a shadow limit would have rejected the request, {@code shadow_limit} and
-     * {@code shadow_retry_after_ms}; when a tier of the rule applied to the key, {@code tier}.
+     * {@code shadow_retry_after_ms}; when a tier of the rule applied to the key, {@code tier}; when the rule's
+     * lockout rejected it, {@code locked_out: true} (the limit is {@code lockout}, the retry-after the time left in
+     * the lockout).
      */
     static StringBuilder decision(StringBuilder s, Decision d) {
         s.append("{\"allowed\":").append(d.allowed());
@@ -42,6 +44,9 @@ final class Json {
             string(s, d.shadowLimit());
             s.append(",\"shadow_retry_after_ms\":");
             millis(s, d.shadowRetryAfterMicros());
+        }
+        if (d.lockedOut()) {
+            s.append(",\"locked_out\":true");
         }
         if (d.tier() != null) {
             s.append(",\"tier\":");

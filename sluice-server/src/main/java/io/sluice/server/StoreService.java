@@ -36,7 +36,8 @@ import java.util.concurrent.CompletionException;
  * "lease", "now_us"}</code> with {@code op} one of {@code try, try_at_most, reserve, peek, release, reset};
  * answers a decision <code>{"allowed", "granted", "remaining", "retry_after_us", "reset_after_us", "wait_us",
  * "limit", "lease", "source"}</code>, and {@code "shadow_limit", "shadow_retry_after_us"} when a shadow limit
- * would have rejected (times in whole microseconds, -1 for "never" and for no lease),
+ * would have rejected, {@code "locked_out": true} when the rule's lockout rejected (times in whole
+ * microseconds, -1 for "never" and for no lease),
  * <code>{"released": bool}</code> or <code>{"reset": true}</code>.</li>
  * <li>{@code POST /v1/store/call} with <code>"targets": [{"rule", "fingerprint", "key"}, ...]</code> in place of
  * {@code rule}, {@code fingerprint} and {@code key}: one request (op {@code try, try_at_most, reserve, peek})
@@ -226,6 +227,9 @@ final class StoreService {
             s.append(",\"shadow_limit\":");
             Json.string(s, d.shadowLimit());
             s.append(",\"shadow_retry_after_us\":").append(micros(d.shadowRetryAfterMicros()));
+        }
+        if (d.lockedOut()) {
+            s.append(",\"locked_out\":true");
         }
         return s.append('}').toString();
     }

@@ -9,6 +9,7 @@ import io.sluice.FixedWindow;
 import io.sluice.Gcra;
 import io.sluice.LeakyBucket;
 import io.sluice.Limit;
+import io.sluice.Lockout;
 import io.sluice.RateLimiter;
 import io.sluice.RefreshPeriod;
 import io.sluice.Request;
@@ -489,6 +490,34 @@ public abstract class StoreContract {
         Decision sixth = l.tryAcquire("k");
         assertThat(sixth.allowed()).isFalse();
         assertThat(sixth.limit()).isEqualTo("fixed_window");
+    }
+
+    // ---------------------------------------------------------------- lockouts
+
+    @Test
+    void aLockoutRejectsEverythingUntilItEndsAndResetLiftsIt() {
+        Rule rule = Rule.of("contract-" + UUID.randomUUID(), FixedWindow.of(2, Duration.ofMinutes(1)))
+                .withLockout(Lockout.of(2, Duration.ofMinutes(5), Duration.ofHours(1)));
+        RateLimiter l = RateLimiter.builder(rule).store(store).sleeper(clock).build();
+        limiters.add(l);
+        clock.setMicros(clock.nowMicros() / (60 * S) * (60 * S));   // the start of a minute
+        assertThat(l.tryAcquire("k", 2).allowed()).isTrue();
+        Decision first = l.tryAcquire("k");
+        assertThat(first.lockedOut()).isFalse();
+        assertThat(first.limit()).isEqualTo("fixed_window");
+        clock.advance(Duration.ofSeconds(1));
+        Decision second = l.tryAcquire("k");
+        assertThat(second.lockedOut()).as("the second rejection within 5 minutes").isTrue();
+        assertThat(second.limit()).isEqualTo(Lockout.NAME);
+        assertThat(second.retryAfterMicros()).isEqualTo(3_600 * S);
+        clock.advance(Duration.ofMinutes(2));
+        Decision during = l.tryAcquire("k");
+        assertThat(during.lockedOut()).as("a new minute, still locked out").isTrue();
+        assertThat(during.retryAfterMicros()).isEqualTo(3_480 * S);
+        assertThat(l.peek("k", 1).lockedOut()).isTrue();
+        l.reset("k");
+        assertThat(l.tryAcquire("k", 2).allowed()).isTrue();
+        assertThat(l.tryAcquire("k").lockedOut()).as("the count was cleared").isFalse();
     }
 
     // ---------------------------------------------------------------- shadow limits

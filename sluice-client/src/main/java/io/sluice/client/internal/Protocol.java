@@ -95,6 +95,7 @@ final class Protocol {
         Decision.Source source = Decision.Source.STORE;
         String shadowLimit = null;
         long shadowRetryAfter = 0;
+        boolean lockedOut = false;
         try (JsonParser p = JSON.createParser(body)) {
             expect(p.nextToken() == JsonToken.START_OBJECT, body);
             while (p.nextToken() == JsonToken.FIELD_NAME) {
@@ -112,6 +113,7 @@ final class Protocol {
                     case "source" -> source = Decision.Source.valueOf(p.getText().toUpperCase(Locale.ROOT));
                     case "shadow_limit" -> shadowLimit = p.getText();
                     case "shadow_retry_after_us" -> shadowRetryAfter = micros(p.getLongValue());
+                    case "locked_out" -> lockedOut = value == JsonToken.VALUE_TRUE;
                     default -> p.skipChildren();
                 }
             }
@@ -120,6 +122,9 @@ final class Protocol {
                     + new String(body, java.nio.charset.StandardCharsets.UTF_8));
         }
         expect(limit != null, body);
+        if (lockedOut) {
+            return Decision.lockout(retryAfter, source);
+        }
         return new Decision(allowed, granted, remaining, retryAfter, resetAfter, wait, limit, lease, source,
                 shadowLimit, shadowRetryAfter);
     }

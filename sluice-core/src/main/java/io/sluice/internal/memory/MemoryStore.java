@@ -76,7 +76,7 @@ public final class MemoryStore implements Store {
     record Entry(CompiledRule rule, Object[] many, Object one, long expiresAt) {
 
         static Entry of(CompiledRule rule, Object[] states, long expiresAt) {
-            return rule.size() == 1 ? new Entry(rule, null, states[0], expiresAt) : new Entry(rule, states, null,
+            return rule.slots() == 1 ? new Entry(rule, null, states[0], expiresAt) : new Entry(rule, states, null,
                     expiresAt);
         }
 
@@ -174,7 +174,7 @@ public final class MemoryStore implements Store {
             LAST_NAMESPACE.setRelease(this, ns);
         }
         maybeSweep();
-        return compiled.size() == 1 && singleLimitPath && !compiled.hasShadow() ? decideOne(ns, compiled, key, request)
+        return compiled.slots() == 1 && singleLimitPath && !compiled.hasShadow() ? decideOne(ns, compiled, key, request)
                 : decideSeveral(ns, compiled, key, request);
     }
 
@@ -508,7 +508,7 @@ public final class MemoryStore implements Store {
      */
     private static Object[] statesFor(Entry entry, CompiledRule compiled, long now) {
         if (entry == null) {
-            return new Object[compiled.size()];
+            return new Object[compiled.slots()];
         }
         return entry.rule() == compiled ? entry.states() : compiled.migrateFrom(entry.rule(), entry.states(), now);
     }
@@ -519,7 +519,8 @@ public final class MemoryStore implements Store {
      * its TTL): a clock that steps back finds it again. A limit the request wrote with a state that has already
      * expired at {@code now} (a smooth_bursty ticket clamped at the end of the clock, for instance) stores no
      * state, as the script deletes such a key ({@code sluice.store_limit}): kept, that state would come back for
-     * a clock that steps back, where the script finds none.
+     * a clock that steps back, where the script finds none. (The lockout's slot, after the limits', expires
+     * by {@link CompiledRule#live}.)
      */
     private static Object[] keepExpired(CompiledRule rule, Object[] next, Object[] live, Object[] states, long now) {
         for (int i = 0; i < next.length; i++) {
@@ -527,7 +528,7 @@ public final class MemoryStore implements Store {
                 if (live[i] != states[i]) {
                     next[i] = states[i];
                 }
-            } else if (next[i] != null && now >= rule.algorithm(i).expiresAt(next[i])) {
+            } else if (i < rule.size() && next[i] != null && now >= rule.algorithm(i).expiresAt(next[i])) {
                 next[i] = null;
             }
         }

@@ -145,12 +145,22 @@ final class DecisionCall {
             shadowMask.append("0".repeat(names.size() - shadowMask.length()));
             count += ":" + shadowMask;
         }
+        String lockoutKey = null;
+        if (targets.size() == 1 && targets.get(0).rule().lockoutWords() != null) {
+            // "|after within for" and the lockout's key last (rule.lua, lockout.lua); never in a batch call.
+            Target t = targets.get(0);
+            count += "|" + t.rule().lockoutWords();
+            lockoutKey = t.stateKeys()[t.rule().size()];
+        }
         args.set(6, count);
         if (previous != null) {
             args.addAll(previous);
         }
         if (!requestId.isEmpty()) {
             keys.add(layout.requestKey(keys.get(0), requestId));
+        }
+        if (lockoutKey != null) {
+            keys.add(lockoutKey);
         }
         return new DecisionCall(new ScriptCall(keys.toArray(new String[0]), args.toArray(new String[0])),
                 names.toArray(new String[0]), request);
@@ -182,9 +192,15 @@ final class DecisionCall {
         return decisionAt(reply, 0);
     }
 
-    /** The decision in the ten fields from {@code at}; the shadow fields name a limit when the 9th is not 0. */
+    /**
+     * The decision in the ten fields from {@code at}; the shadow fields name a limit when the 9th is not 0; a
+     * decider of 0 is the rule's lockout.
+     */
     private Decision decisionAt(List<Object> reply, int at) {
         int decider = (int) number(reply, at + 6);
+        if (decider == 0) {
+            return Decision.lockout(number(reply, at + 3), Decision.Source.STORE);
+        }
         int shadowDecider = (int) number(reply, at + 8);
         return new Decision(number(reply, at) == 1, number(reply, at + 1), number(reply, at + 2),
                 number(reply, at + 3), number(reply, at + 4), number(reply, at + 5), limitNames[decider - 1],

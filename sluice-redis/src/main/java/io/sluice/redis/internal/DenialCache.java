@@ -146,6 +146,9 @@ final class DenialCache {
         if (rule.mode().kind() != Mode.Kind.EXACT || !rule.shadow().isEmpty()) {
             return false;   // shadow limits: a repeated denial would not say what they would have done
         }
+        if (rule.lockout() != null) {
+            return false;   // every rejection counts towards the lockout: each must reach Redis
+        }
         for (Limit limit : rule.limits()) {
             if (limit instanceof Concurrency
                     || limit instanceof FixedWindow f && f.countRejected()

@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
  * <pre>
  *   state of a limit     &lt;prefix&gt;:{&lt;rule&gt;:&lt;key&gt;}:&lt;limit&gt;       e.g. sluice:{api:user:42}:per_second
  *   ... key with a tag   &lt;prefix&gt;:&lt;rule&gt;:&lt;key&gt;:&lt;limit&gt;         e.g. sluice:api:{user:42}:ip:per_second
+ *   lockout of a rule    &lt;prefix&gt;:{&lt;rule&gt;:&lt;key&gt;}:%lockout       e.g. sluice:{login:user:42}:%lockout
  *   request id           &lt;prefix&gt;:{&lt;tag&gt;}:r:&lt;id&gt;               e.g. sluice:{api:user:42}:r:Xf3...:1c
  * </pre>
  *
@@ -46,6 +47,14 @@ public final class KeyLayout {
     /** The key holding the state of {@code limit} of {@code rule} on {@code key}. */
     public String stateKey(String rule, String key, String limit) {
         return base(rule, key) + ":" + escape(limit);
+    }
+
+    /**
+     * The key holding the lockout state of {@code rule} on {@code key}: the limits' base and {@code %lockout},
+     * which no escaped limit name spells (an escaped name's '%' is followed by a hex code), in their slot.
+     */
+    public String lockoutKey(String rule, String key) {
+        return base(rule, key) + ":%lockout";
     }
 
     /** The key remembering the reply of request {@code id}, in the slot of {@code stateKey}. */

@@ -177,13 +177,25 @@ final class RedisRule {
         return previousArgs[i];
     }
 
-    /** The state key of each limit on {@code key}, in limit order. */
+    /**
+     * The state key of each limit on {@code key}, in limit order, then the lockout's key when the rule has a
+     * lockout ({@link KeyLayout#lockoutKey}).
+     */
     String[] stateKeys(KeyLayout layout, String key) {
         String base = layout.base(rule.name(), key);
-        String[] keys = new String[limitNames.length];
-        for (int i = 0; i < keys.length; i++) {
+        String[] keys = new String[limitNames.length + (rule.lockout() == null ? 0 : 1)];
+        for (int i = 0; i < limitNames.length; i++) {
             keys[i] = base + ":" + KeyLayout.escape(limitNames[i]);
         }
+        if (rule.lockout() != null) {
+            keys[limitNames.length] = layout.lockoutKey(rule.name(), key);
+        }
         return keys;
+    }
+
+    /** The script's lockout words, "after within for" (microseconds), or null when the rule has no lockout. */
+    String lockoutWords() {
+        io.sluice.Lockout l = rule.lockout();
+        return l == null ? null : l.after() + " " + l.withinMicros() + " " + l.durationMicros();
     }
 }

@@ -21,7 +21,8 @@ import java.util.regex.Pattern;
  * The one Lua script every decision runs, concatenated from the resources under {@code io/sluice/redis/lua/}:
  * the libraries {@code lib/*.lua} ({@link #LIBRARIES} at the top level, then {@link #ON_FIRST_USE} inside a
  * generated {@code __index} function that builds each group the first time a call reads one of its names), then a
- * loader that {@link #assemble} generates around the algorithm files, then {@code rule.lua}. Built once per JVM, never from request values, so its SHA-1 is stable and {@code EVALSHA}
+ * loader that {@link #assemble} generates around the algorithm files, then
+ * {@code lockout.lua} (a rule's lockout) and {@code rule.lua}. Built once per JVM, never from request values, so its SHA-1 is stable and {@code EVALSHA}
  * finds it in every Redis script cache. Immutable.
  *
  * <p><b>Only what a call uses is built.</b> Redis runs the whole chunk on every call, and in Lua 5.1 every
@@ -165,6 +166,8 @@ public final class SluiceScript {
         generated(source, "end");
         generated(source, "return ALG[name]");
         generated(source, "end");
+        // A rule's lockout, for rule.lua (sync.lua does not use it: synced mode refuses lockouts).
+        append(source, parts, "lockout.lua", read("lockout.lua"));
         append(source, parts, dispatcher, read(dispatcher));
         return new SluiceScript(source.toString(), ported, parts);
     }

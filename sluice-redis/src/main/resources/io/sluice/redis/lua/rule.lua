@@ -15,6 +15,8 @@
 -- ARGV[6]      how long the dedup key lives, in milliseconds
 -- ARGV[7]      n, the number of limits; "n:MASK" when some are shadow limits, MASK being n characters, "1" for a
 --              shadow limit and "0" for an enforced one (io.sluice.internal.ShadowEvaluator)
+--              Either followed by "|after within for" when the rule has a lockout (lockout.lua; single form
+--              only), its state key then last in KEYS
 -- ARGV[5 + 3i] algorithm of limit i, e.g. "fixed_window"
 -- ARGV[6 + 3i] fingerprint of limit i's version: 6 characters, e.g. "sCp3P_"
 -- ARGV[7 + 3i] parameters of limit i: the words of its limit record, e.g. "3 1000000 epoch 0"
@@ -22,7 +24,7 @@
 --              limit index i, fingerprint, parameter words (of limit i's algorithm)
 --
 -- Reply: allowed (1/0), granted, remaining, retryAfterMicros, resetAfterMicros, waitMicros, decider (1-based
--- index of the limit that decided, 0 for "release"), lease (-1: none), shadow decider (1-based index of the
+-- index of the limit that decided, 0 for "release" and for a lockout's rejection), lease (-1: none), shadow decider (1-based index of the
 -- shadow limit that would have rejected, 0: none), its retryAfterMicros (0: none), replayed (1 when the reply
 -- is the stored one of an earlier call with the same request id); integers of magnitude below 10^14 as integer replies, the
 -- others (Long.MAX_VALUE for "never") as strings. A replayed call gets the stored reply as strings.
@@ -48,8 +50,20 @@ local n = ARGV[7] == "1" and 1 or tonumber(ARGV[7])   -- one limit: no call into
 -- shadow[i] is true for a shadow limit; nil when the rule has none (the common case).
 local shadow = nil
 local enforced = n
+-- The lockout's parameters (lockout.lua), or nil (the common case).
+local lockout_words = nil
+local count_arg = ARGV[7]
 if n == nil then
-  local count, mask = string.match(ARGV[7], "^(%d+):([01]+)$")
+  local bar = string.find(count_arg, "|", 1, true)
+  if bar then
+    lockout_words = string.sub(count_arg, bar + 1)
+    count_arg = string.sub(count_arg, 1, bar - 1)
+  end
+  n = tonumber(count_arg)
+  enforced = n
+end
+if n == nil then
+  local count, mask = string.match(count_arg, "^(%d+):([01]+)$")
   n = tonumber(count)
   enforced = n
   shadow = {}
@@ -125,6 +139,15 @@ end
 local limits = {}
 for i = 1, n do
   limits[i] = open(i)
+end
+
+-- The lockout (lockout.lua), read after the limits; single form only (the client sends none in a batch).
+local lock = nil
+if lockout_words then
+  if batch then
+    error("sluice: a lockout is decided in the single form only")
+  end
+  lock = sluice_lockout(KEYS[#KEYS], lockout_words, now)
 end
 
 -- A request writes a limit's next state. It is written at the end of the call; the next request of a batch
@@ -329,7 +352,29 @@ if batch then
     k = k + 10
   end
 else
-  local a, g, r, ra, rs, w, d, l, sd, sr = decide(op, ARGV[2], ARGV[3])
+  local a, g, r, ra, rs, w, d, l, sd, sr
+  local locked = 0
+  if lock and op ~= "release" then
+    locked = lock.blocked_for()
+  end
+  if locked > 0 then
+    -- Locked out: the limits are not asked. A migration is kept, as a peek keeps it.
+    for i = 1, n do
+      if limits[i].dirty then
+        commit(limits[i], limits[i].state)
+      end
+    end
+    a, g, r, ra, rs, w, d, l, sd, sr = 0, 0, 0, locked, locked, 0, 0, -1, 0, 0
+  else
+    a, g, r, ra, rs, w, d, l, sd, sr = decide(op, ARGV[2], ARGV[3])
+    if lock and a == 0 and op ~= "peek" and op ~= "release" then
+      locked = lock.rejected()
+      wrote = true
+      if locked > 0 then
+        a, g, r, ra, rs, w, d, l, sd, sr = 0, 0, 0, locked, locked, 0, 0, -1, 0, 0
+      end
+    end
+  end
   if wrote and dedup_key then
     -- Stored below as text: strings, which table.concat copies, where a number would be printed with %.14g.
     local fmt = sluice.fmt_int
@@ -344,6 +389,10 @@ for i = 1, n do
   if limit.write then
     sluice.store_limit(limit, limit.state, now, client_time, client_slack_ms)
   end
+end
+
+if lock then
+  lock.store(client_time, client_slack_ms)
 end
 
 -- Only a call that wrote needs protecting from a replay: replaying one that changed nothing decides afresh,

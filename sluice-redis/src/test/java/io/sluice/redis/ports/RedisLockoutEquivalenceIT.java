@@ -1,0 +1,258 @@
+package io.sluice.redis.ports;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.Concurrency;
+import io.sluice.Decision;
+import io.sluice.Limit;
+import io.sluice.Lockout;
+import io.sluice.Request;
+import io.sluice.Rule;
+import io.sluice.Store;
+import io.sluice.internal.algorithm.Arith;
+import io.sluice.redis.BatchRequest;
+import io.sluice.redis.RedisStore;
+import io.sluice.redis.Topology;
+import io.sluice.testkit.ManualClock;
+import io.sluice.testkit.redis.SharedRedis;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * {@code lockout.lua} decides exactly as {@code LockoutEvaluator}: random rules with a random lockout (limits of
+ * every ported algorithm from {@link RedisMemoryEquivalenceIT#PORTED}, shadow limits now and then), and random
+ * sequences of tries, best-effort requests, reservations, peeks, releases and resets at random times (same
+ * instants, small and large steps, small steps back), on the in-memory store and on Redis with one manual
+ * clock, must give equal decisions step by step, lockouts included. Each scenario runs {@link #KEYS} keys side by
+ * side, one pipelined batch per step.
+ *
+ * <p>The seed is new on every run; a failure names it: replay with
+ * {@code -Dit.test=RedisLockoutEquivalenceIT -Dsluice.seed=<seed>}.
+ */
+@ExtendWith(SharedRedis.class)
+class RedisLockoutEquivalenceIT {
+
+    private static final int KEYS = 24;
+    private static final int STEPS = 60;
+    private static final int HISTORY = 30;
+    /** Lockout periods and durations: from one microsecond to a day. */
+    private static final long[] PERIODS_MICROS = {1, 7, 1_000, 250_000, 1_000_000, 60_000_000, 86_400_000_000L};
+
+    @ParameterizedTest
+    @EnumSource(Topology.class)
+    void randomSequencesWithLockoutsDecideIdentically(Topology topology) {
+        long seed = Long.getLong("sluice.seed", new Random().nextLong());
+        Random r = new Random(seed);
+        ManualClock clock = new ManualClock();
+        String prefix = "lq-" + UUID.randomUUID().toString().substring(0, 8);
+        int scenarios = topology == Topology.STANDALONE ? 16 : 4;
+        long[] lockedOut = {0};
+        try (RedisStore redis = topology.builder().prefix(prefix).clock(clock).timeout(Duration.ofSeconds(10)).build()) {
+            for (int s = 0; s < scenarios; s++) {
+                // A store per scenario: it never sweeps (fewer decisions than its sweep interval), as Redis keeps
+                // expired keys until their TTL; see RedisMemoryEquivalenceIT.
+                try (Store memory = Store.memory().clock(clock).build()) {
+                    lockedOut[0] += new Scenario(r, clock, memory, redis, "s" + s,
+                            topology + ", seed " + seed + ", scenario " + s).run();
+                }
+            }
+        }
+        assertThat(lockedOut[0]).as("lockout decisions compared, seed " + seed).isPositive();
+    }
+
+    /**
+     * With Redis server time (no client clock) the lockout's times are the server's: the key is locked out, its
+     * state key sits in the limits' slot with a TTL no longer than the lockout, and reset lifts it.
+     */
+    @ParameterizedTest
+    @EnumSource(Topology.class)
+    void withServerTimeTheLockoutIsTheServersAndResetLiftsIt(Topology topology) {
+        String prefix = "ls-" + UUID.randomUUID().toString().substring(0, 8);
+        Rule login = Rule.of("login", io.sluice.FixedWindow.of(2, Duration.ofHours(1)))
+                .withLockout(Lockout.of(2, Duration.ofMinutes(15), Duration.ofHours(1)));
+        try (RedisStore redis = topology.builder().prefix(prefix).timeout(Duration.ofSeconds(10)).build()) {
+            for (int i = 0; i < 2; i++) {
+                assertThat(redis.decide(login, "user:42", Request.tryAcquire(1)).allowed()).isTrue();
+            }
+            assertThat(redis.decide(login, "user:42", Request.tryAcquire(1)).lockedOut()).isFalse();
+            Decision locked = redis.decide(login, "user:42", Request.tryAcquire(1));
+            assertThat(locked.lockedOut()).isTrue();
+            assertThat(locked.limit()).isEqualTo(Lockout.NAME);
+            assertThat(locked.retryAfterMicros()).isEqualTo(3_600_000_000L);
+            Decision again = redis.decide(login, "user:42", Request.tryAcquire(1));
+            assertThat(again.lockedOut()).isTrue();
+            assertThat(again.retryAfterMicros()).isBetween(1L, 3_600_000_000L);
+            String lockKey = prefix + ":{login:user:42}:%lockout";
+            // "count since ends": the count cleared when the lockout began
+            assertThat(topology.call(lockKey, "GET", lockKey)).asString().matches("0 [0-9]+ [0-9]+");
+            assertThat((Long) topology.call(lockKey, "PTTL", lockKey)).isBetween(1L, 3_600_000L);
+            redis.reset(login, "user:42");
+            assertThat(topology.keys(lockKey)).isEmpty();
+            assertThat(topology.keys(prefix + ":{login:user:42}:fixed_window")).isEmpty();
+            assertThat(redis.decide(login, "user:42", Request.tryAcquire(1)).allowed()).isTrue();
+        }
+    }
+
+    private record Event(long t, Object what, Object outcome) {
+        @Override
+        public String toString() {
+            return "t=" + t + " " + what + (outcome == null ? "" : " -> " + outcome);
+        }
+    }
+
+    private static final class Scenario {
+        private final Random r;
+        private final ManualClock clock;
+        private final Store memory;
+        private final RedisStore redis;
+        private final String context;
+        private final Rule rule;
+        private final List<List<Event>> histories = new ArrayList<>();
+        private long wallSynced = System.nanoTime();
+        private long lockedOut;
+
+        Scenario(Random r, ManualClock clock, Store memory, RedisStore redis, String name, String context) {
+            this.r = r;
+            this.clock = clock;
+            this.memory = memory;
+            this.redis = redis;
+            this.context = context;
+            this.rule = randomRule(name);
+        }
+
+        private Rule randomRule(String name) {
+            List<String> algorithms = new ArrayList<>(RedisMemoryEquivalenceIT.PORTED.keySet());
+            List<Limit> limits = new ArrayList<>();
+            for (int i = 0, n = 1 + r.nextInt(2); i < n; i++) {
+                String a = algorithms.get(r.nextInt(algorithms.size()));
+                if (a.equals("concurrency") && limits.stream().anyMatch(l -> l instanceof Concurrency)) {
+                    continue;
+                }
+                limits.add(RedisMemoryEquivalenceIT.PORTED.get(a).apply(r).named("l" + i));
+            }
+            Rule rule = Rule.of(name, limits);
+            if (limits.size() > 1 && r.nextInt(4) == 0 && !(limits.get(1) instanceof Concurrency)) {
+                rule = rule.withShadow(limits.get(1).name());
+            }
+            Lockout lockout = Lockout.of(1 + r.nextInt(4), Duration.ofNanos(pick(PERIODS_MICROS) * 1_000),
+                    Duration.ofNanos(pick(PERIODS_MICROS) * 1_000));
+            return rule.withLockout(lockout);
+        }
+
+        /** Runs the scenario; returns how many of its decisions were lockouts. */
+        long run() {
+            // Now and then near the end of the clock (a lockout's end is capped at 2^53), with the algorithms whose
+            // ports are settled there (RedisMemoryEquivalenceIT probes the others).
+            boolean nearEnd = r.nextInt(6) == 0 && rule.limits().stream().allMatch(l -> List.of("fixed_window",
+                    "gcra", "sliding_window", "token_bucket").contains(l.algorithm()));
+            clock.setMicros(nearEnd ? Arith.MAX_TIME - r.nextInt(100_000_000)
+                    : new ManualClock().nowMicros() + r.nextInt(1_000_000));
+            for (int k = 0; k < KEYS; k++) {
+                histories.add(new ArrayList<>());
+            }
+            for (int step = 0; step < STEPS; step++) {
+                advance();
+                List<String> keys = new ArrayList<>();
+                List<Request> requests = new ArrayList<>();
+                for (int k = 0; k < KEYS; k++) {
+                    String key = "k" + k;
+                    int what = r.nextInt(40);
+                    if (what == 0) {
+                        memory.reset(rule, key);
+                        redis.reset(rule, key);
+                        note(k, "reset", null);
+                    } else if (what == 1) {
+                        long lease = r.nextInt(3);
+                        boolean released = memory.release(rule, key, lease);
+                        note(k, "release " + lease, released);
+                        int index = k;
+                        int at = step;
+                        assertThat(redis.release(rule, key, lease)).as(() -> where(index, at)).isEqualTo(released);
+                    } else {
+                        keys.add(key);
+                        requests.add(randomRequest());
+                    }
+                }
+                decideAndCompare(keys, requests, step);
+            }
+            return lockedOut;
+        }
+
+        private void decideAndCompare(List<String> keys, List<Request> requests, int step) {
+            keepUpWithTheWallClock();
+            List<BatchRequest> batch = new ArrayList<>();
+            for (int i = 0; i < keys.size(); i++) {
+                batch.add(BatchRequest.of(rule, keys.get(i), requests.get(i)));
+            }
+            List<Decision> actual = redis.decideAll(batch);
+            for (int i = 0; i < keys.size(); i++) {
+                int k = Integer.parseInt(keys.get(i).substring(1));
+                Decision expected = memory.decide(rule, keys.get(i), requests.get(i));
+                note(k, requests.get(i), expected);
+                lockedOut += expected.lockedOut() ? 1 : 0;
+                assertThat(actual.get(i)).as(() -> where(k, step)).isEqualTo(expected);
+            }
+        }
+
+        /** Mostly tries, so that keys get rejected and locked out. */
+        private Request randomRequest() {
+            long max = Math.min(rule.maxPermits(), Limit.MAX_COUNT);
+            long permits = Math.min(max, 1 + r.nextInt(3));
+            return switch (r.nextInt(8)) {
+                case 0 -> Request.tryAcquireAtMost(permits);
+                case 1 -> Request.peek(r.nextBoolean() ? 0 : permits);
+                case 2 -> Request.reserve(permits, r.nextBoolean() ? 0 : r.nextInt(3) * 1_000_000L);
+                default -> Request.tryAcquire(permits);
+            };
+        }
+
+        private long pick(long[] values) {
+            return values[r.nextInt(values.length)];
+        }
+
+        /** Same-microsecond bursts, small and large steps, small steps back; within [0, MAX_TIME]. */
+        private void advance() {
+            long delta = switch (r.nextInt(7)) {
+                case 0, 1 -> 0;
+                case 2 -> r.nextInt(10);
+                case 3 -> r.nextInt(1_500) * 1_000L;
+                case 4 -> -r.nextInt(2_000);
+                case 5 -> r.nextInt(120) * 1_000_000L;
+                default -> r.nextInt(1_000_000);
+            };
+            clock.setMicros(Math.max(0, Math.min(Arith.MAX_TIME, clock.nowMicros() + delta)));
+        }
+
+        /** As RedisMemoryEquivalenceIT: the manual clock never lags the server's by much (client-time TTLs). */
+        private void keepUpWithTheWallClock() {
+            long wallNow = System.nanoTime();
+            long behind = (wallNow - wallSynced) / 1_000;
+            if (behind > 250_000) {
+                wallSynced = wallNow;
+                clock.setMicros(Math.min(Arith.MAX_TIME, clock.nowMicros() + behind));
+                for (int k = 0; k < KEYS; k++) {
+                    note(k, "wall clock catch-up +" + behind + " µs", null);
+                }
+            }
+        }
+
+        private void note(int key, Object what, Object outcome) {
+            histories.get(key).add(new Event(clock.nowMicros(), what, outcome));
+        }
+
+        private String where(int key, int step) {
+            List<Event> history = histories.get(key);
+            return context + ", step " + step + ", key k" + key + ", t=" + clock.nowMicros() + ", rule " + rule
+                    + "\nlast events of the key:"
+                    + history.subList(Math.max(0, history.size() - HISTORY), history.size()).stream()
+                            .map(e -> "\n  " + e).collect(Collectors.joining());
+        }
+    }
+}
