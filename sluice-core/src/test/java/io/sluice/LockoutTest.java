@@ -41,6 +41,24 @@ class LockoutTest {
     }
 
     @Test
+    void aTierOfLimitsLocksItsKeysOutByItsOwnRejectionsAndNamesTheTier() {
+        Rule tiered = login.withTiers(Tier.named("partner").keys("partner-*")
+                .limits(FixedWindow.of(2, Duration.ofMinutes(1)).named("partner_per_minute")));
+        try (RateLimiter limiter = RateLimiter.builder(tiered).store(Store.memory().clock(now::get).build()).build()) {
+            assertThat(limiter.tryAcquire("partner-1").allowed()).isTrue();
+            assertThat(limiter.tryAcquire("partner-1").allowed()).isTrue();
+            assertThat(limiter.tryAcquire("partner-1").limit()).isEqualTo("partner_per_minute");
+            assertThat(limiter.tryAcquire("partner-1").lockedOut()).isFalse();
+            Decision third = limiter.tryAcquire("partner-1");
+            assertThat(third.lockedOut()).as("the third rejection by the tier's limit").isTrue();
+            assertThat(third.tier()).isEqualTo("partner");
+            assertThat(limiter.tryAcquire("user:42").allowed()).as("a key of the rule's own limits").isTrue();
+            limiter.reset("partner-1");
+            assertThat(limiter.tryAcquire("partner-1").allowed()).as("reset lifts it in the tier").isTrue();
+        }
+    }
+
+    @Test
     void acquireReturnsALockoutAtOnce() throws InterruptedException {
         try (RateLimiter limiter = RateLimiter.builder(login).store(Store.memory().clock(now::get).build())
                 .sleeper(micros -> now.addAndGet(micros)).build()) {
