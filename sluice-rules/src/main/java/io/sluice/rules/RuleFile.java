@@ -205,17 +205,8 @@ public final class RuleFile {
     static final List<String> RULE_FIELDS = List.of("limits", "mode", "lease_ttl", "max_batch",
             "sync_interval", "on_failure", "fallback_share", "shadow", "tiers", "lockout");
 
-    private static Rule defineRule(String name, Node definition, Map<String, Limit> limits) throws RuleFileException {
-        Map<String, Node> members = definition.members("a map with 'limits': a list of limit names");
-        for (Map.Entry<String, Node> e : members.entrySet()) {
-            if (!RULE_FIELDS.contains(e.getKey())) {
-                throw e.getValue().error("unknown field; a rule has " + String.join(", ", RULE_FIELDS));
-            }
-        }
-        Node listNode = members.get("limits");
-        if (listNode == null) {
-            throw definition.error("missing 'limits': a list of limit names");
-        }
+    /** The limits a list of limit names names (a rule's or a tier's {@code limits}), each one the file defines. */
+    static List<Limit> namedLimits(Node listNode, Map<String, Limit> limits) throws RuleFileException {
         List<Node> items = listNode.items("a list of limit names");
         if (items.isEmpty()) {
             throw listNode.error("expected at least one limit name");
@@ -230,6 +221,21 @@ public final class RuleFile {
             }
             chosen.add(limit);
         }
+        return chosen;
+    }
+
+    private static Rule defineRule(String name, Node definition, Map<String, Limit> limits) throws RuleFileException {
+        Map<String, Node> members = definition.members("a map with 'limits': a list of limit names");
+        for (Map.Entry<String, Node> e : members.entrySet()) {
+            if (!RULE_FIELDS.contains(e.getKey())) {
+                throw e.getValue().error("unknown field; a rule has " + String.join(", ", RULE_FIELDS));
+            }
+        }
+        Node listNode = members.get("limits");
+        if (listNode == null) {
+            throw definition.error("missing 'limits': a list of limit names");
+        }
+        List<Limit> chosen = namedLimits(listNode, limits);
         Rule rule;
         try {
             rule = Rule.of(name, chosen);

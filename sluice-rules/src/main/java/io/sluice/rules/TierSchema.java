@@ -91,20 +91,7 @@ final class TierSchema {
         if (blocked != null) {
             return builder.blocked();
         }
-        List<Node> items = limitsNode.items("a list of limit names");
-        if (items.isEmpty()) {
-            throw limitsNode.error("expected at least one limit name");
-        }
-        List<Limit> chosen = new ArrayList<>();
-        for (Node item : items) {
-            String limitName = item.string("a limit name");
-            Limit limit = limits.get(limitName);
-            if (limit == null) {
-                throw item.error("unknown limit \"" + limitName + "\"; the file defines "
-                        + String.join(", ", limits.keySet()));
-            }
-            chosen.add(limit);
-        }
+        List<Limit> chosen = RuleFile.namedLimits(limitsNode, limits);
         try {
             return builder.limits(chosen);
         } catch (IllegalArgumentException e) {
