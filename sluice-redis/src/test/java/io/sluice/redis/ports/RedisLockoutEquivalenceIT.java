@@ -14,6 +14,7 @@ import io.sluice.redis.BatchRequest;
 import io.sluice.redis.RedisStore;
 import io.sluice.redis.Topology;
 import io.sluice.testkit.ManualClock;
+import io.sluice.testkit.Seeds;
 import io.sluice.testkit.redis.SharedRedis;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,8 +34,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * clock, must give equal decisions step by step, lockouts included. Each scenario runs {@link #KEYS} keys side by
  * side, one pipelined batch per step.
  *
- * <p>The seed is new on every run; a failure names it: replay with
- * {@code -Dit.test=RedisLockoutEquivalenceIT -Dsluice.seed=<seed>}.
+ * <p>The seed is fixed per topology ({@link Seeds}; {@code -Dsluice.seed=random} searches); a failure names
+ * it: replay with {@code -Dit.test=RedisLockoutEquivalenceIT -Dsluice.seed=<seed>}.
  */
 @ExtendWith(SharedRedis.class)
 class RedisLockoutEquivalenceIT {
@@ -48,7 +49,7 @@ class RedisLockoutEquivalenceIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void randomSequencesWithLockoutsDecideIdentically(Topology topology) {
-        long seed = Long.getLong("sluice.seed", new Random().nextLong());
+        long seed = Seeds.of("RedisLockoutEquivalenceIT on " + topology);
         Random r = new Random(seed);
         ManualClock clock = new ManualClock();
         String prefix = "lq-" + UUID.randomUUID().toString().substring(0, 8);

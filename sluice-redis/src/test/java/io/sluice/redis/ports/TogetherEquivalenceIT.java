@@ -14,6 +14,7 @@ import io.sluice.redis.RedisStore;
 import io.sluice.redis.Topology;
 import io.sluice.redis.internal.KeyLayout;
 import io.sluice.testkit.ManualClock;
+import io.sluice.testkit.Seeds;
 import io.sluice.testkit.redis.SharedRedis;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,7 +37,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * {@link RedisStore#decideTogetherAcrossSlots} is compared with what it documents: each target decided on its
  * own, the decisions combined (allowed only when all are).
  *
- * <p>A failure names its seed; replay it with {@code -Dit.test=TogetherEquivalenceIT -Dsluice.seed=<seed>}.
+ * <p>The seed is fixed per topology ({@link Seeds}; {@code -Dsluice.seed=random} searches). A failure names its
+ * seed; replay it with {@code -Dit.test=TogetherEquivalenceIT -Dsluice.seed=<seed>}.
  * (The per-key equivalence of each algorithm is {@link RedisMemoryEquivalenceIT}'s.)
  */
 @ExtendWith(SharedRedis.class)
@@ -51,7 +53,7 @@ class TogetherEquivalenceIT {
     @ParameterizedTest
     @EnumSource(Topology.class)
     void groupsOfTargetsDecideIdentically(Topology topology) {
-        long seed = Long.getLong("sluice.seed", new Random().nextLong());
+        long seed = Seeds.of("TogetherEquivalenceIT on " + topology);
         Random r = new Random(seed);
         ManualClock clock = new ManualClock();
         String prefix = "teq-" + UUID.randomUUID().toString().substring(0, 8);
