@@ -13,9 +13,6 @@ import io.sluice.internal.algorithm.InPlaceStep;
 import io.sluice.internal.algorithm.Step;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -242,7 +239,7 @@ public final class MemoryStore implements Store {
      * cell's lock, retiring the cell) and returns true, for the caller to read the key again; else false. The
      * paths that work on immutable states call it first.
      */
-    private static boolean settle(Holder holder, Entry current) {
+    static boolean settle(Holder holder, Entry current) {
         Cell cell = current == null ? null : current.cell();
         if (cell == null) {
             return false;
@@ -276,13 +273,7 @@ public final class MemoryStore implements Store {
         return holder.compareAndSet(current, entry);
     }
 
-    /**
-     * Several targets all or nothing: each target's holder is locked (its entry swapped for a lock entry, in
-     * the order of rule name and key, so two such decisions cannot deadlock), all their limits are
-     * evaluated as one rule ({@link CompiledRule#concat}), and each holder gets its new entry, or its old one
-     * back. A decision that meets a lock entry spins until it is gone: the lock is held for one pure
-     * evaluation, never across a wait.
-     */
+    /** See {@link TogetherDecision}. */
     @Override
     public Decision decideTogether(List<Target> targets, Request request) {
         Target.check(targets, request);
@@ -297,104 +288,7 @@ public final class MemoryStore implements Store {
             spaces[i] = namespace(targets.get(i).rule());
             rules[i] = compiled(spaces[i], targets.get(i).rule());
         }
-        Integer[] order = new Integer[n];
-        Arrays.setAll(order, i -> i);
-        Arrays.sort(order, Comparator.comparing((Integer i) -> targets.get(i).rule().name())
-                .thenComparing(i -> targets.get(i).key()));
-        Entry lock = Entry.lock();
-        Holder[] holders = new Holder[n];
-        Entry[] before = new Entry[n];
-        Entry[] after = null;
-        boolean inserted = false;
-        try {
-            for (int i : order) {
-                inserted |= lock(spaces[i], targets.get(i).key(), lock, holders, before, i);
-            }
-            long now = now();
-            Object[][] states = new Object[n][];
-            Object[][] live = new Object[n][];
-            List<Object> flat = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                states[i] = statesFor(before[i], rules[i], now);
-                live[i] = rules[i].live(states[i], now);
-                flat.addAll(Arrays.asList(live[i]));
-            }
-            RuleEvaluator.Outcome outcome = RuleEvaluator.evaluate(CompiledRule.concat(Arrays.asList(rules)),
-                    flat.toArray(), now, request);
-            Entry[] next = new Entry[n];
-            int at = 0;
-            for (int i = 0; i < n; i++) {
-                int size = rules[i].size();
-                Object[] mine = outcome.states() == null ? null
-                        : Arrays.copyOfRange(outcome.states(), at, at + size);
-                at += size;
-                Object[] kept = mine == null ? states[i] : keepExpired(rules[i], mine, live[i], states[i], now);
-                next[i] = sameStates(kept, states[i]) && (before[i] == null || before[i].rule() == rules[i])
-                        ? before[i] : Entry.of(rules[i], kept, rules[i].expiresAt(kept));
-            }
-            after = next;
-            return outcome.decision();
-        } finally {
-            unlock(spaces, holders, after != null ? after : before);
-            if (inserted) {
-                reclaimer.evictIfFull();
-            }
-        }
-    }
-
-    /**
-     * Swaps the entry of {@code key} for {@code lock}, creating its holder if the key is absent; records the
-     * holder and the entry it held at {@code i}. True when it created the holder.
-     */
-    private boolean lock(Namespace ns, String key, Entry lock, Holder[] holders, Entry[] before, int i) {
-        for (;;) {
-            Holder holder = ns.keys.get(key);
-            if (holder == null) {
-                Holder fresh = new Holder(key, lock);
-                if (ns.keys.putIfAbsent(key, fresh) == null) {
-                    reclaimer.insertedWithoutEviction();
-                    holders[i] = fresh;
-                    return true;
-                }
-                continue;
-            }
-            Entry current = holder.get();
-            if (Entry.busy(current) || settle(holder, current)) {
-                continue;
-            }
-            if (holder.compareAndSet(current, lock)) {
-                holders[i] = holder;
-                before[i] = current;
-                return false;
-            }
-        }
-    }
-
-    /** Gives each locked holder its entry; a holder created for the lock that has nothing to keep leaves. */
-    private void unlock(Namespace[] spaces, Holder[] holders, Entry[] entries) {
-        for (int i = 0; i < holders.length; i++) {
-            Holder holder = holders[i];
-            if (holder == null) {
-                continue;
-            }
-            if (entries[i] == null) {
-                holder.set(Entry.DEAD);
-                spaces[i].keys.remove(holder.key, holder);
-                reclaimer.removed();
-            } else {
-                holder.set(entries[i]);
-            }
-        }
-    }
-
-    /** Whether {@code a} holds the very states of {@code b}: then there is nothing to write. */
-    private static boolean sameStates(Object[] a, Object[] b) {
-        for (int i = 0; i < a.length; i++) {
-            if (a[i] != b[i]) {
-                return false;
-            }
-        }
-        return true;
+        return new TogetherDecision(targets, spaces, rules, reclaimer).decide(request, this::now);
     }
 
     @Override
@@ -503,7 +397,7 @@ public final class MemoryStore implements Store {
      * that writes nothing keeps its stale state for a clock that steps back, whatever the other limits write.
      * The Redis script does the same with its one key per limit.
      */
-    private static Object[] statesFor(Entry entry, CompiledRule compiled, long now) {
+    static Object[] statesFor(Entry entry, CompiledRule compiled, long now) {
         if (entry == null) {
             return new Object[compiled.slots()];
         }
@@ -519,7 +413,7 @@ public final class MemoryStore implements Store {
      * a clock that steps back, where the script finds none. (The lockout's slot, after the limits', expires
      * by {@link CompiledRule#live}.)
      */
-    private static Object[] keepExpired(CompiledRule rule, Object[] next, Object[] live, Object[] states, long now) {
+    static Object[] keepExpired(CompiledRule rule, Object[] next, Object[] live, Object[] states, long now) {
         for (int i = 0; i < next.length; i++) {
             if (next[i] == live[i]) {
                 if (live[i] != states[i]) {
