@@ -5,7 +5,7 @@ package io.sluice.internal.algorithm;
  * keeps one per key so that a decision on a rule of one limit allocates nothing but its {@code Decision}.
  * Which field means what is the algorithm's (token_bucket: tokens, lastRefill, roundingError; gcra: TAT).
  *
- * <p>Not thread-safe: the store guards each cell with a lock of its own (a subclass).
+ * <p>Not thread-safe: the store guards each cell with the cell's monitor (a subclass).
  */
 public class StateCell {
 

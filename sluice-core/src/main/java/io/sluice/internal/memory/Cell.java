@@ -1,64 +1,35 @@
 package io.sluice.internal.memory;
 
 import io.sluice.internal.algorithm.StateCell;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 
 /**
  * The state of one key under a rule of one limit whose algorithm steps in place ({@code InPlaceStep}): it sits
  * in the key's {@link Entry} and decisions overwrite it, so a decision allocates no state and no entry.
  *
- * <p>Thread safety: a spin lock of its own guards the integers, since decisions change them without swapping
- * the entry. Whatever takes the entry out of its {@link Holder} (a sweep, an eviction, a reset, or a path that
- * works on immutable states) does so holding this lock and then retires the cell for good, so a decision that
- * locks it late sees {@code false} from {@link #lock} and looks the key up again: no decision ever lands in a
- * cell that has left its holder. The lock is held for one in-place step, never across a wait; a waiter spins
- * briefly, then yields, so a holder that lost its processor gets it back.
+ * <p>Thread safety: the cell's own monitor guards its integers, since decisions change them without swapping the
+ * entry. Whatever takes the entry out of its {@link Holder} (a sweep, an eviction, a reset, or a path that works
+ * on immutable states) does so holding the monitor and then {@link #retire retires} the cell for good, so a
+ * decision that gets the monitor late finds it {@link #retired} and looks the key up again: no decision ever
+ * lands in a cell that has left its holder. The monitor is held for one in-place step, never across a wait.
+ *
+ * <p>Why a monitor: an uncontended {@code synchronized} costs one compare-and-set to enter and one to leave and
+ * allocates nothing, like the compare-and-set it replaces; under contention HotSpot spins a bounded while, then
+ * parks the waiter, so threads hammering one key take turns instead of burning a core. A compare-and-set on an
+ * immutable state would allocate that state per decision, which is what this cell exists to avoid; a
+ * {@code ReentrantLock} would add an object per key and one per contended wait.
  */
 final class Cell extends StateCell {
 
-    private static final int FREE = 0;
-    private static final int HELD = 1;
-    /** Terminal: the cell's entry left its holder (the state word doubles as the "retired" flag: no field more). */
-    private static final int RETIRED = 2;
-    private static final int SPINS = 64;
-    private static final VarHandle STATE;
+    /** Set under the monitor once the cell's entry has left its holder; never cleared. */
+    private boolean retired;
 
-    static {
-        try {
-            STATE = MethodHandles.lookup().findVarHandle(Cell.class, "state", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
+    /** Whether the cell's entry has left its holder; read and acted on only while holding the monitor. */
+    boolean retired() {
+        return retired;
     }
 
-    @SuppressWarnings("unused") // through STATE
-    private volatile int state;
-
-    /** Takes the lock; false (without it) when the cell is retired. */
-    boolean lock() {
-        for (int spins = 0; ; spins++) {
-            int s = (int) STATE.getVolatile(this);
-            if (s == FREE && STATE.compareAndSet(this, FREE, HELD)) {
-                return true;
-            }
-            if (s == RETIRED) {
-                return false;
-            }
-            if (spins < SPINS) {
-                Thread.onSpinWait();
-            } else {
-                Thread.yield();
-            }
-        }
-    }
-
-    void unlock() {
-        STATE.setRelease(this, FREE);
-    }
-
-    /** Releases the lock for good: called by the holder of the lock once the cell's entry has left its holder. */
+    /** Marks the cell retired: called holding the monitor, once the cell's entry has left its holder. */
     void retire() {
-        STATE.setRelease(this, RETIRED);
+        retired = true;
     }
 }

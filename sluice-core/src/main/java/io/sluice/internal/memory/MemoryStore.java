@@ -21,25 +21,27 @@ import java.util.concurrent.ConcurrentHashMap;
  * The in-memory store. Each key's state is one {@link Entry} in a {@link Holder}, replaced by compare-and-set
  * after a pure evaluation, so decisions on one key are linearizable and no lock is taken, with one exception:
  * a rule of one limit whose algorithm steps in place keeps its state in a {@link Cell} that decisions update
- * under the cell's own lock (below). See {@link io.sluice.MemoryStoreBuilder} for the memory and eviction
+ * under the cell's own monitor (below). See {@link io.sluice.MemoryStoreBuilder} for the memory and eviction
  * rules; {@link KeyReclaimer} counts the keys, sweeps expired ones and evicts past {@code maxKeys}.
  *
  * <h2>The hot path: what a decision costs, and what was cut</h2>
  *
- * A {@code tryAcquire} on a rule of one token_bucket or gcra limit (the common case) allocates one object, its
- * {@link Decision} (56 bytes): the state is updated in place. Other algorithms allocate their new state and an
- * entry per change as well. Cut, each with why it is safe:
+ * A {@code tryAcquire} on a rule of one token_bucket, gcra or fixed_window limit (the common case) allocates one
+ * object, its {@link Decision} (56 bytes): the state is updated in place. Other algorithms allocate their new
+ * state and an entry per change as well. Cut, each with why it is safe:
  * <ul>
  *   <li><b>A state and an entry per decision</b> ({@link #decideInPlace}): the key's entry holds a mutable
  *       {@link Cell}, and the algorithm's {@link InPlaceStep} overwrites it with the state the pure step would
  *       commit. The pure step stays the specification; a property test per algorithm holds the in-place step
- *       to it (TokenBucketInPlacePropertiesTest, GcraInPlacePropertiesTest), and SingleLimitPathPropertiesTest
- *       holds this path to the general one. The cell is taken out of its holder only under its lock, and then
+ *       to it (TokenBucketInPlacePropertiesTest, GcraInPlacePropertiesTest, FixedWindowInPlacePropertiesTest),
+ *       InPlaceContentionTest races it against the paths that settle a cell, and SingleLimitPathPropertiesTest
+ *       holds this path to the general one. The cell is taken out of its holder only under its monitor, and then
  *       retired (see {@link Cell}), so an in-place decision never lands in a key that was swept, evicted,
  *       reset or rewritten by another path. Those other paths (several limits, decideTogether, release, a rule
  *       change) first {@link #settle} a cell into an immutable entry; the next in-place decision makes a new
- *       cell. The lock replaces the compare-and-set on the entry, so an uncontended decision pays one atomic
- *       instruction as before, and 2 threads on one key take turns instead of retrying a lost swap.
+ *       cell. The monitor replaces the compare-and-set on the entry, so an uncontended decision pays an atomic
+ *       instruction to enter and one to leave, and threads on one key take turns (parking when a turn is long in
+ *       coming) instead of retrying a lost swap.
  *   <li><b>Arrays and the evaluator's outcome</b> ({@link #decideOne}): a rule of one limit keeps its state in
  *       the entry itself, and the step goes straight to the decision, without the states array, the "live"
  *       copy, the {@code Outcome} or the one-element array of next states. It is {@link #decideSeveral} for
@@ -113,7 +115,7 @@ public final class MemoryStore implements Store {
 
     /**
      * {@link #decideOne} for an algorithm that steps in place: the state is the key's {@link Cell}, stepped
-     * under the cell's lock; nothing is allocated but the decision. A key without a cell (a new key, or one whose
+     * under the cell's monitor; nothing is allocated but the decision. A key without a cell (a new key, or one whose
      * state another path wrote) gets one, stepped before anyone else can see it and committed as the entry.
      */
     private Decision decideInPlace(Namespace ns, CompiledRule compiled, InPlaceStep<Object> inPlace, String key,
@@ -129,14 +131,12 @@ public final class MemoryStore implements Store {
             }
             Cell cell = current == null ? null : current.cell();
             if (cell != null) {
-                if (!cell.lock()) {
-                    continue;   // retired: the entry has left the holder
+                synchronized (cell) {
+                    if (!cell.retired()) {
+                        return stepInPlace(cell, inPlace, request);
+                    }
                 }
-                try {
-                    return stepInPlace(cell, inPlace, request);
-                } finally {
-                    cell.unlock();
-                }
+                continue;   // retired: the entry has left the holder
             }
             cell = new Cell();
             if (current != null && current.one() != null) {
@@ -236,7 +236,7 @@ public final class MemoryStore implements Store {
 
     /**
      * When {@code current} holds a {@link Cell}, replaces it by the immutable entry of the same state (under the
-     * cell's lock, retiring the cell) and returns true, for the caller to read the key again; else false. The
+     * cell's monitor, retiring the cell) and returns true, for the caller to read the key again; else false. The
      * paths that work on immutable states call it first.
      */
     static boolean settle(Holder holder, Entry current) {
@@ -244,12 +244,12 @@ public final class MemoryStore implements Store {
         if (cell == null) {
             return false;
         }
-        if (cell.lock()) {
-            Object state = cell.holdsState() ? current.rule().inPlace().save(cell) : null;
-            if (holder.compareAndSet(current, new Entry(current.rule(), null, state, cell.expiresAt()))) {
-                cell.retire();
-            } else {
-                cell.unlock();
+        synchronized (cell) {
+            if (!cell.retired()) {
+                Object state = cell.holdsState() ? current.rule().inPlace().save(cell) : null;
+                if (holder.compareAndSet(current, new Entry(current.rule(), null, state, cell.expiresAt()))) {
+                    cell.retire();
+                }
             }
         }
         return true;
@@ -428,7 +428,7 @@ public final class MemoryStore implements Store {
 
     /**
      * Removes the holder's key, unless another removal came first. A reset waits for the targets decided
-     * together to be written, and takes a cell out under its lock ({@link KeyReclaimer#drop}).
+     * together to be written, and takes a cell out under its monitor ({@link KeyReclaimer#drop}).
      */
     private void kill(Namespace ns, Holder holder) {
         for (;;) {
