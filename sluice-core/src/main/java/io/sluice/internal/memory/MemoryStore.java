@@ -26,14 +26,15 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <h2>The hot path: what a decision costs, and what was cut</h2>
  *
- * A {@code tryAcquire} on a rule of one token_bucket, gcra or fixed_window limit (the common case) allocates one
- * object, its {@link Decision} (56 bytes): the state is updated in place. Other algorithms allocate their new
- * state and an entry per change as well. Cut, each with why it is safe:
+ * A {@code tryAcquire} on a rule of one token_bucket, gcra, fixed_window or sliding_window limit (the common case)
+ * allocates one object, its {@link Decision} (56 bytes): the state is updated in place. Other algorithms allocate
+ * their new state and an entry per change as well. Cut, each with why it is safe:
  * <ul>
  *   <li><b>A state and an entry per decision</b> ({@link #decideInPlace}): the key's entry holds a mutable
  *       {@link Cell}, and the algorithm's {@link InPlaceStep} overwrites it with the state the pure step would
  *       commit. The pure step stays the specification; a property test per algorithm holds the in-place step
- *       to it (TokenBucketInPlacePropertiesTest, GcraInPlacePropertiesTest, FixedWindowInPlacePropertiesTest),
+ *       to it (TokenBucketInPlacePropertiesTest, GcraInPlacePropertiesTest, FixedWindowInPlacePropertiesTest,
+ *       SlidingWindowInPlacePropertiesTest),
  *       InPlaceContentionTest races it against the paths that settle a cell, and SingleLimitPathPropertiesTest
  *       holds this path to the general one. The cell is taken out of its holder only under its monitor, and then
  *       retired (see {@link Cell}), so an in-place decision never lands in a key that was swept, evicted,
