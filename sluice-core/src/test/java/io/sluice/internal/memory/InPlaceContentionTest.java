@@ -3,10 +3,12 @@ package io.sluice.internal.memory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.Decision;
+import io.sluice.FixedWindow;
 import io.sluice.Gcra;
 import io.sluice.Limit;
 import io.sluice.Request;
 import io.sluice.Rule;
+import io.sluice.SlidingWindow;
 import io.sluice.Store;
 import io.sluice.Store.Target;
 import io.sluice.TokenBucket;
@@ -37,7 +39,9 @@ class InPlaceContentionTest {
 
     static Stream<Limit> limits() {
         return Stream.of(TokenBucket.of(CAPACITY, 1, Duration.ofHours(1)),
-                Gcra.of(CAPACITY, Duration.ofDays(30)));
+                Gcra.of(CAPACITY, Duration.ofDays(30)),
+                FixedWindow.of(CAPACITY, Duration.ofDays(30)),
+                SlidingWindow.of(CAPACITY, Duration.ofDays(30)));
     }
 
     @ParameterizedTest(name = "{0}")
