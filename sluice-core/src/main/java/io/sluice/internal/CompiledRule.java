@@ -5,6 +5,7 @@ import io.sluice.Lockout;
 import io.sluice.Rule;
 import io.sluice.internal.algorithm.Algorithm;
 import io.sluice.internal.algorithm.Algorithms;
+import io.sluice.internal.algorithm.InPlaceStep;
 import java.util.List;
 
 /** A rule with each limit's transition resolved once. Immutable. */
@@ -17,6 +18,8 @@ public final class CompiledRule {
     private final int enforced;
     /** The rule's lockout, or null; its state is the last of the states ({@link #slots()}). */
     private final Lockout lockout;
+    /** The in-place step of a rule of one enforced limit whose algorithm has one; else null. */
+    private final InPlaceStep<Object> inPlace;
 
     @SuppressWarnings("unchecked")
     public CompiledRule(Rule rule) {
@@ -38,6 +41,8 @@ public final class CompiledRule {
         this.shadow = flags;
         this.enforced = count;
         this.lockout = rule.lockout();
+        // A lockout's state is a second slot beside the limit's, so a rule with one takes the general path.
+        this.inPlace = algorithms.length == 1 && flags == null && lockout == null ? algorithms[0].inPlace() : null;
     }
 
     /** Whether the rule has a lockout. */
@@ -53,6 +58,14 @@ public final class CompiledRule {
     /** How many states a key of this rule has: one per limit, and the lockout's when it has one. */
     public int slots() {
         return lockout == null ? algorithms.length : algorithms.length + 1;
+    }
+
+    /**
+     * For a rule of one limit without shadow whose algorithm can step on a mutable cell, that step (the
+     * memory store's allocation-free path); null otherwise.
+     */
+    public InPlaceStep<Object> inPlace() {
+        return inPlace;
     }
 
     /** Whether some limit of the rule is a shadow limit. */
@@ -76,6 +89,7 @@ public final class CompiledRule {
         this.shadow = null;
         this.enforced = algorithms.length;
         this.lockout = null;
+        this.inPlace = null;
     }
 
     /**

@@ -196,6 +196,16 @@ final class Targets {
             }
         }
         for (String algorithm : FAST_ALGORITHMS) {
+            // Issue 13: the in-process path allocates at most 64 bytes per decision (Guava allocates none).
+            Cases cases = new Cases();
+            for (String mode : List.of("always_granted", "mostly_rejected")) {
+                Double bytes = rows.find("local", "sluice", algorithm, mode, 1, 1, null, null)
+                        .map(Measurement::allocBytesPerOp).orElse(null);
+                cases.add(mode.replace('_', ' '), bytes, bytes != null && bytes <= 64, Format.decimal(bytes, 0) + " B");
+            }
+            cases.check("Local, 1 thread, 1 key: Sluice " + algorithm + " allocates ≤ 64 bytes per decision");
+        }
+        for (String algorithm : FAST_ALGORITHMS) {
             Cases cases = new Cases();
             for (String mode : List.of("always_granted", "mostly_rejected")) {
                 Optional<Measurement> one = rows.find("local", "sluice", algorithm, mode, 10_000, 1, null, null);

@@ -40,6 +40,14 @@ public interface Algorithm<S> {
      */
     S migrate(S state, Limit previous, long now);
 
+    /**
+     * The same transition on a mutable {@link StateCell}, or null when this algorithm has none (then a store
+     * allocates a state per change, as {@link #step} does).
+     */
+    default InPlaceStep<S> inPlace() {
+        return null;
+    }
+
     /** Returns the lease's permits; only {@code concurrency} holds leases. */
     default Release<S> release(S state, long now, long lease) {
         return new Release<>(false, state);

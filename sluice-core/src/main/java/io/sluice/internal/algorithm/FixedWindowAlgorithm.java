@@ -109,11 +109,18 @@ final class FixedWindowAlgorithm implements SyncableAlgorithm<FixedWindowAlgorit
     record State(long windowStart, long count) {}
 
     private final FixedWindow limit;
-    private final long window;
+    final long window;
+    private final FixedWindowInPlace inPlace;
 
     FixedWindowAlgorithm(FixedWindow limit) {
         this.limit = limit;
         this.window = Arith.micros(limit.window());
+        this.inPlace = new FixedWindowInPlace(this, limit);
+    }
+
+    @Override
+    public InPlaceStep<State> inPlace() {
+        return inPlace;
     }
 
     @Override
@@ -212,7 +219,7 @@ final class FixedWindowAlgorithm implements SyncableAlgorithm<FixedWindowAlgorit
     }
 
     /** Where a window opened by a request at t starts. */
-    private long openingAt(long t) {
+    long openingAt(long t) {
         return limit.align() == FixedWindow.Align.EPOCH ? t - t % window : t;
     }
 

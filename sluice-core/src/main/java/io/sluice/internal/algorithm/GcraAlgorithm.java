@@ -74,14 +74,21 @@ final class GcraAlgorithm implements Algorithm<GcraAlgorithm.State> {
 
     private final Gcra limit;
     /** Emission interval T, µs. */
-    private final long interval;
+    final long interval;
     /** Burst offset B = burst · T, µs. */
-    private final long burstOffset;
+    final long burstOffset;
+    private final GcraInPlace inPlace;
 
     GcraAlgorithm(Gcra limit) {
         this.limit = limit;
         this.interval = Arith.ceilDiv(Arith.micros(limit.period()), limit.limit());
         this.burstOffset = limit.burst() * interval;
+        this.inPlace = new GcraInPlace(this);
+    }
+
+    @Override
+    public InPlaceStep<State> inPlace() {
+        return inPlace;
     }
 
     @Override
@@ -127,12 +134,12 @@ final class GcraAlgorithm implements Algorithm<GcraAlgorithm.State> {
     }
 
     /** Whole permits that conform now: floor((now − (tat − B)) / T), at least 0. */
-    private long available(long tat, long now) {
+    long available(long tat, long now) {
         long slack = now - tat + burstOffset;
         return slack <= 0 ? 0 : slack / interval;
     }
 
-    private static long duration(long micros) {
+    static long duration(long micros) {
         return micros > Arith.MAX_TIME ? Arith.NEVER : Math.max(0, micros);
     }
 }

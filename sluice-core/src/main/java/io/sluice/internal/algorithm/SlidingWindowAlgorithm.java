@@ -136,11 +136,18 @@ final class SlidingWindowAlgorithm implements SyncableAlgorithm<SlidingWindowAlg
     record State(long windowStart, long previous, long current) {}
 
     private final SlidingWindow limit;
-    private final long window;
+    final long window;
+    private final SlidingWindowInPlace inPlace;
 
     SlidingWindowAlgorithm(SlidingWindow limit) {
         this.limit = limit;
         this.window = Arith.micros(limit.window());
+        this.inPlace = new SlidingWindowInPlace(this, limit);
+    }
+
+    @Override
+    public InPlaceStep<State> inPlace() {
+        return inPlace;
     }
 
     @Override
@@ -174,10 +181,15 @@ final class SlidingWindowAlgorithm implements SyncableAlgorithm<SlidingWindowAlg
 
     @Override
     public long expiresAt(State state) {
-        if (state.current() > 0) {
-            return state.windowStart() + window + fadesAt(state.current());
+        return expiresAt(state.windowStart(), state.previous(), state.current());
+    }
+
+    /** {@link #expiresAt(State)} of the state (windowStart, previous, current). */
+    long expiresAt(long windowStart, long previous, long current) {
+        if (current > 0) {
+            return windowStart + window + fadesAt(current);
         }
-        return state.previous() > 0 ? state.windowStart() + fadesAt(state.previous()) : state.windowStart();
+        return previous > 0 ? windowStart + fadesAt(previous) : windowStart;
     }
 
     /** Keeps both counts when only the limit changed; a new window length restarts counting. */
@@ -248,19 +260,27 @@ final class SlidingWindowAlgorithm implements SyncableAlgorithm<SlidingWindowAlg
     }
 
     private long estimate(State s, long elapsed) {
-        return Arith.mulDivFloor(s.previous(), window - elapsed, window) + s.current();
+        return estimate(s.previous(), s.current(), elapsed);
+    }
+
+    long estimate(long previous, long current, long elapsed) {
+        return Arith.mulDivFloor(previous, window - elapsed, window) + current;
     }
 
     /** See the essay: first the rest of the current window, else the next one. */
     private long retryAfter(State s, long elapsed, long permits) {
-        long budget = limit.limit() - permits - s.current();
-        if (budget >= 0 && s.previous() > 0) {
-            long e = firstPassing(s.previous(), budget);
+        return retryAfter(s.previous(), s.current(), elapsed, permits);
+    }
+
+    long retryAfter(long previous, long current, long elapsed, long permits) {
+        long budget = limit.limit() - permits - current;
+        if (budget >= 0 && previous > 0) {
+            long e = firstPassing(previous, budget);
             if (e < window) {
                 return e - elapsed;
             }
         }
-        long next = s.current() == 0 ? 0 : firstPassing(s.current(), limit.limit() - permits);
+        long next = current == 0 ? 0 : firstPassing(current, limit.limit() - permits);
         return window - elapsed + next;
     }
 
@@ -282,10 +302,14 @@ final class SlidingWindowAlgorithm implements SyncableAlgorithm<SlidingWindowAlg
 
     /** Time from t until the state means nothing any more. */
     private long untilGone(State s, long t) {
-        return s.previous() == 0 && s.current() == 0 ? 0 : Math.max(0, expiresAt(s) - t);
+        return untilGone(s.windowStart(), s.previous(), s.current(), t);
     }
 
-    private long remaining(long counted) {
+    long untilGone(long windowStart, long previous, long current, long t) {
+        return previous == 0 && current == 0 ? 0 : Math.max(0, expiresAt(windowStart, previous, current) - t);
+    }
+
+    long remaining(long counted) {
         return Math.max(0, limit.limit() - counted);
     }
 }

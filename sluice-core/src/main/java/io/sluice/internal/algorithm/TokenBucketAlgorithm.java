@@ -109,17 +109,18 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
     record State(long tokens, long lastRefill, long roundingError) {}
 
     private final TokenBucket limit;
-    private final Refill style;
-    private final long capacity;
-    private final long refillTokens;
-    private final long period;
+    final Refill style;
+    final long capacity;
+    final long refillTokens;
+    final long period;
     /** The reduced refill rate a/b: a tokens per b µs. */
-    private final long a;
-    private final long b;
+    final long a;
+    final long b;
     /** initialTokens == capacity: no state and a full bucket mean the same (see "Expiry" above). */
-    private final boolean freshIsFull;
+    final boolean freshIsFull;
     /** MAX_TIME / b: the most whole periods b a duration may hold. */
     private final long maxWholePeriods;
+    private final TokenBucketInPlace inPlace;
 
     TokenBucketAlgorithm(TokenBucket limit) {
         this.limit = limit;
@@ -132,6 +133,12 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
         this.b = period / g;
         this.freshIsFull = limit.initialTokens() == capacity;
         this.maxWholePeriods = Arith.MAX_TIME / b;
+        this.inPlace = new TokenBucketInPlace(this);
+    }
+
+    @Override
+    public InPlaceStep<State> inPlace() {
+        return inPlace;
     }
 
     @Override
@@ -171,10 +178,15 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
     public long expiresAt(State state) {
         // With initialTokens < capacity a full bucket admits more than a fresh key: keeping it is the only way
         // a key idle until full comes back full (see "Expiry" above).
+        return expiresAt(state.tokens(), state.lastRefill(), state.roundingError());
+    }
+
+    /** {@link #expiresAt(State)} of the state (tokens, lastRefill, roundingError). */
+    long expiresAt(long tokens, long lastRefill, long roundingError) {
         if (!freshIsFull) {
             return Arith.NEVER;
         }
-        long full = fullAt(state);
+        long full = readyAt(tokens, lastRefill, roundingError, capacity);
         return full > Arith.MAX_TIME ? Arith.NEVER : full;
     }
 
@@ -201,12 +213,12 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
      * state is a fresh bucket created at now.
      *
      * <p>A state at or past its expiry needs no test of its own: it only expires when initialTokens ==
-     * capacity, and then refilling it gives the fresh key exactly: expiresAt = fullAt(state) = lastRefill + w, where w is the least time after which
-     * refill() reaches capacity (GREEDY: least w with a·w + roundingError ≥ missing·b, and refillGreedy's
+     * capacity, and then refilling it gives the fresh key exactly: expiresAt = readyAt(state, capacity) =
+     * lastRefill + w, where w is the least time after which refill() reaches capacity (GREEDY: least w with a·w + roundingError ≥ missing·b, and refillGreedy's
      * added = floor((a·elapsed + roundingError) / b) ≥ missing from then on; INTERVAL styles: w = ceil(missing /
      * R) periods, and refillInterval is full from that many periods on). So at now ≥ expiresAt (≥ lastRefill)
      * refill(state, now) is full(now, …) = (capacity, now, 0), or for INTERVAL_ALIGNED (capacity, now − now mod
-     * period, 0) since lastRefill is on the grid: both are fresh(now). That saves computing fullAt on every
+     * period, 0) since lastRefill is on the grid: both are fresh(now). That saves computing readyAt on every
      * decision. TokenBucketPropertiesTest.aStateAtOrAfterExpiresAtDecidesLikeNoState checks it for both kinds.
      */
     private State refilled(State state, long now, long take) {
@@ -267,7 +279,7 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
     }
 
     /** Whether {@code wholePeriods} periods of {@code a} tokens make up {@code missing}: wholePeriods·a ≥ missing. */
-    private boolean reaches(long wholePeriods, long missing) {
+    boolean reaches(long wholePeriods, long missing) {
         long product = wholePeriods * a;
         return Math.multiplyHigh(wholePeriods, a) != 0 || product < 0 || product >= missing;
     }
@@ -289,28 +301,29 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
         return new State(capacity - take, style == Refill.INTERVAL_ALIGNED ? periodStart : at, 0);
     }
 
-    /** When the refilled bucket {@code s} holds {@code target} tokens, or Arith.NEVER past MAX_TIME. */
-    private long readyAt(State s, long target) {
-        return readyAt(s.tokens(), s, target);
-    }
-
     /**
-     * {@link #readyAt(State, long)} for a bucket of {@code tokens} tokens with the times (lastRefill,
-     * roundingError) of {@code times}: the step knows the refilled bucket as its state less the permits.
+     * When a bucket of {@code tokens} tokens with the times (lastRefill, roundingError) of {@code times} holds
+     * {@code target} tokens, or Arith.NEVER past MAX_TIME: the step knows the refilled bucket as its state less
+     * the permits.
      */
     private long readyAt(long tokens, State times, long target) {
+        return readyAt(tokens, times.lastRefill(), times.roundingError(), target);
+    }
+
+    /** {@link #readyAt(long, State, long)} with the times given as integers. */
+    long readyAt(long tokens, long lastRefill, long roundingError, long target) {
         long deficit = target - tokens;
         if (deficit <= 0) {
-            return times.lastRefill();
+            return lastRefill;
         }
         if (target > capacity) {
             return Arith.NEVER;
         }
-        long micros = style == Refill.GREEDY ? greedyMicros(deficit, times.roundingError()) : intervalMicros(deficit);
-        if (micros == Arith.NEVER || micros > Arith.MAX_TIME - times.lastRefill()) {
+        long micros = style == Refill.GREEDY ? greedyMicros(deficit, roundingError) : intervalMicros(deficit);
+        if (micros == Arith.NEVER || micros > Arith.MAX_TIME - lastRefill) {
             return Arith.NEVER;
         }
-        return times.lastRefill() + micros;
+        return lastRefill + micros;
     }
 
     /** Smallest w with a·w + roundingError ≥ deficit·b, computed with products below 2^53; or Arith.NEVER. */
@@ -340,18 +353,18 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
         return periods > Arith.MAX_TIME / period ? Arith.NEVER : periods * period;
     }
 
-    /** When {@code s} is full again: lastRefill if it is full. */
-    private long fullAt(State s) {
-        return readyAt(s, capacity);
-    }
-
     /** Time until a bucket of {@code tokens} tokens with the times of {@code times} is full again. */
     private long resetAfter(long tokens, State times, long now) {
-        return tokens >= capacity ? 0 : duration(readyAt(tokens, times, capacity), now);
+        return resetAfter(tokens, times.lastRefill(), times.roundingError(), now);
+    }
+
+    /** {@link #resetAfter(long, State, long)} with the times given as integers. */
+    long resetAfter(long tokens, long lastRefill, long roundingError, long now) {
+        return tokens >= capacity ? 0 : duration(readyAt(tokens, lastRefill, roundingError, capacity), now);
     }
 
     /** {@code at − now}, at least 0; Arith.NEVER for Arith.NEVER or longer than MAX_TIME. */
-    private static long duration(long at, long now) {
+    static long duration(long at, long now) {
         if (at == Arith.NEVER) {
             return Arith.NEVER;
         }

@@ -13,7 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * keys added or removed during a lap may or may not be visited in it; none is visited twice in one lap.
  */
 final class EvictionCursor {
-    private Iterator<MemoryStore.Namespace> namespaces;
+    private Iterator<Namespace> namespaces;
     private Iterator<Holder> holders;
     private ConcurrentHashMap<String, Holder> map;
 
@@ -26,7 +26,7 @@ final class EvictionCursor {
      * The next holder of the lap, or null when the lap has just ended (the call after that starts a new one);
      * {@link #map()} is then its namespace's map.
      */
-    Holder next(Collection<MemoryStore.Namespace> all) {
+    Holder next(Collection<Namespace> all) {
         if (namespaces == null) {
             namespaces = all.iterator();
             holders = null;

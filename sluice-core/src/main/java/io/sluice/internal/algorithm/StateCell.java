@@ -1,0 +1,40 @@
+package io.sluice.internal.algorithm;
+
+/**
+ * One limit's state as mutable integers, which an {@link InPlaceStep} reads and overwrites: the memory store
+ * keeps one per key so that a decision on a rule of one limit allocates nothing but its {@code Decision}.
+ * Which field means what is the algorithm's (token_bucket: tokens, lastRefill, roundingError; gcra: TAT).
+ *
+ * <p>Not thread-safe: the store guards each cell with the cell's monitor (a subclass).
+ */
+public class StateCell {
+
+    /** The state's integers, as the algorithm lays them out. */
+    long s0;
+    long s1;
+    long s2;
+    /**
+     * {@link Algorithm#expiresAt} of the state held; {@link Long#MIN_VALUE} while the cell holds none (a cell
+     * made for a key that had no state, before a step wrote one).
+     */
+    long expiresAt = Long.MIN_VALUE;
+
+    /**
+     * Records that a step wrote a state expiring at {@code expiresAt}; a state written already expired at
+     * {@code now} leaves the cell holding none, as the store keeps no such state (the Redis script deletes its
+     * key), so a clock that steps back cannot find it again.
+     */
+    final void wrote(long expiresAt, long now) {
+        this.expiresAt = now < expiresAt ? expiresAt : Long.MIN_VALUE;
+    }
+
+    /** When the state held means the same as no state (see {@link #expiresAt}). */
+    public final long expiresAt() {
+        return expiresAt;
+    }
+
+    /** Whether a state was ever written into this cell. */
+    public final boolean holdsState() {
+        return expiresAt != Long.MIN_VALUE;
+    }
+}

@@ -1,0 +1,155 @@
+package io.sluice.internal.algorithm;
+
+import io.sluice.Decision;
+import io.sluice.TokenBucket.Refill;
+
+/**
+ * {@link TokenBucketAlgorithm#step} on a {@link StateCell} holding (tokens, lastRefill, roundingError) in
+ * (s0, s1, s2). The refill is the pure one's arithmetic line by line (refill, refillGreedy, refillInterval,
+ * full), writing its result into the cell instead of a new {@code State}; the step then keeps that "after"
+ * state (an admission), writes the fresh bucket (a rejection that records the key's creation), or puts the old
+ * integers back. TokenBucketInPlacePropertiesTest holds it to the pure step, every refill style included.
+ */
+final class TokenBucketInPlace implements InPlaceStep<TokenBucketAlgorithm.State> {
+
+    private final TokenBucketAlgorithm tb;
+
+    TokenBucketInPlace(TokenBucketAlgorithm tb) {
+        this.tb = tb;
+    }
+
+    @Override
+    public void load(TokenBucketAlgorithm.State state, StateCell cell) {
+        set(cell, state.tokens(), state.lastRefill(), state.roundingError());
+        cell.expiresAt = tb.expiresAt(state);
+    }
+
+    @Override
+    public TokenBucketAlgorithm.State save(StateCell cell) {
+        return new TokenBucketAlgorithm.State(cell.s0, cell.s1, cell.s2);
+    }
+
+    @Override
+    public long grantable(StateCell cell, boolean live, long now, long permits) {
+        long t0 = cell.s0;
+        long t1 = cell.s1;
+        long t2 = cell.s2;
+        refilled(cell, live, now, 0);
+        long tokens = cell.s0;
+        set(cell, t0, t1, t2);
+        return Math.max(0, Math.min(permits, tokens));
+    }
+
+    @Override
+    public Decision step(StateCell cell, boolean live, long now, long permits, long maxWaitMicros, boolean peek) {
+        long t0 = cell.s0;
+        long t1 = cell.s1;
+        long t2 = cell.s2;
+        refilled(cell, live, now, permits);
+        // The cell now holds `after`, the bucket refilled up to now less the permits (the admitted state).
+        long after = cell.s0;
+        long tokens = after + permits;
+        Decision decision;
+        boolean admitted;
+        if (permits == 0) {
+            decision = InPlaceStep.admitted(tb.limit(), peek, 0, 0, Math.max(0, tokens),
+                    tb.resetAfter(tokens, cell.s1, cell.s2, now));
+            admitted = false;   // a step of 0 permits commits its own state
+        } else if (after >= 0) {
+            decision = InPlaceStep.admitted(tb.limit(), peek, permits, 0, after,
+                    tb.resetAfter(after, cell.s1, cell.s2, now));
+            admitted = true;
+        } else {
+            long wait = TokenBucketAlgorithm.duration(tb.readyAt(tokens, cell.s1, cell.s2, permits), now);
+            admitted = maxWaitMicros > 0 && wait != Arith.NEVER && wait <= maxWaitMicros
+                    && tb.capacity - after <= TokenBucketAlgorithm.MAX_DEFICIT;
+            decision = admitted
+                    ? InPlaceStep.admitted(tb.limit(), peek, permits, wait, 0, tb.resetAfter(after, cell.s1, cell.s2, now))
+                    : InPlaceStep.rejected(tb.limit(), Math.max(0, tokens), wait,
+                            tb.resetAfter(tokens, cell.s1, cell.s2, now));
+        }
+        if (peek) {
+            set(cell, t0, t1, t2);
+        } else if (admitted) {
+            cell.wrote(tb.expiresAt(cell.s0, cell.s1, cell.s2), now);
+        } else if (permits > 0 && !live && !tb.freshIsFull) {
+            // The pure step's rejected state: fresh(now) for a key without state (see "Creation").
+            fresh(cell, now);
+            cell.wrote(tb.expiresAt(cell.s0, cell.s1, cell.s2), now);
+        } else {
+            set(cell, t0, t1, t2);
+        }
+        return decision;
+    }
+
+    /** TokenBucketAlgorithm.refilled: the state (fresh at now when not live) refilled up to now, less take. */
+    private void refilled(StateCell cell, boolean live, long now, long take) {
+        if (!live) {
+            fresh(cell, now);
+        }
+        refill(cell, Math.max(now, cell.s1), take);
+    }
+
+    private void fresh(StateCell cell, long now) {
+        long lastRefill = tb.style == Refill.INTERVAL_ALIGNED ? now - now % tb.period : now;
+        set(cell, tb.limit().initialTokens(), lastRefill, 0);
+    }
+
+    /** TokenBucketAlgorithm.refill(State, at, take), from and into the cell. */
+    private void refill(StateCell cell, long at, long take) {
+        long tokens = cell.s0;
+        long lastRefill = cell.s1;
+        long elapsed = at - lastRefill;
+        long missing = tb.capacity - tokens;
+        if (missing <= 0) {
+            full(cell, at, lastRefill + elapsed / tb.period * tb.period, take);
+        } else if (tb.style == Refill.GREEDY) {
+            refillGreedy(cell, at, elapsed, missing, take);
+        } else {
+            long periods = elapsed / tb.period;
+            long periodStart = lastRefill + periods * tb.period;
+            if (periods >= Arith.ceilDiv(missing, tb.refillTokens)) {
+                full(cell, at, periodStart, take);
+            } else {
+                set(cell, tokens + periods * tb.refillTokens - take, periodStart, 0);
+            }
+        }
+    }
+
+    private void refillGreedy(StateCell cell, long at, long elapsed, long missing, long take) {
+        long a = tb.a;
+        long b = tb.b;
+        if (elapsed == 0) {
+            set(cell, cell.s0 - take, at, cell.s2);
+            return;
+        }
+        long wholePeriods = elapsed < b ? 0 : elapsed / b;
+        if (wholePeriods > 0 && tb.reaches(wholePeriods, missing)) {
+            full(cell, at, at, take);
+            return;
+        }
+        long fromRest = a * (elapsed - wholePeriods * b);
+        long restTokens = fromRest < b ? 0 : fromRest / b;
+        long carried = fromRest - restTokens * b + cell.s2;
+        long added = wholePeriods * a + restTokens;
+        if (carried >= b) {
+            added++;
+            carried -= b;
+        }
+        if (added >= missing) {
+            full(cell, at, at, take);
+            return;
+        }
+        set(cell, cell.s0 + added - take, at, carried);
+    }
+
+    private void full(StateCell cell, long at, long periodStart, long take) {
+        set(cell, tb.capacity - take, tb.style == Refill.INTERVAL_ALIGNED ? periodStart : at, 0);
+    }
+
+    private static void set(StateCell cell, long tokens, long lastRefill, long roundingError) {
+        cell.s0 = tokens;
+        cell.s1 = lastRefill;
+        cell.s2 = roundingError;
+    }
+}
