@@ -52,4 +52,14 @@ public record Lockout(long after, Duration within, Duration duration) {
     public long durationMicros() {
         return duration.toNanos() / 1_000;
     }
+
+    /**
+     * Whether {@code decision} is one that locked its key out: a lockout decision whose retry-after is this
+     * lockout's whole duration, which only a decision made in the microsecond the lockout began can say (later
+     * ones say the time left). For counting lockouts (the {@code sluice.limiter.lockouts} meter): a request of
+     * the same key in that same microsecond says it too, and counts again.
+     */
+    public boolean began(Decision decision) {
+        return decision.lockedOut() && decision.retryAfterMicros() == durationMicros();
+    }
 }

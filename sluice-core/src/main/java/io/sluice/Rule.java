@@ -313,6 +313,29 @@ public final class Rule {
     }
 
     /**
+     * The rule deciding the keys of the tier named {@code tierName} (as {@link #ruleFor} gives it for such a
+     * key), or null when the rule has no tier of limits of that name. For a process that holds a tier's rule and
+     * checks it against the rule that defines the tier (the server behind a remote store).
+     */
+    public Rule tierRule(String tierName) {
+        for (int t = 0; t < tiers.list().size(); t++) {
+            if (tiers.tier(t).name().equals(tierName)) {
+                return tiers.rule(t);
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The name of the rule whose tier this rule decides, and that tier's name; null for a rule that is not a
+     * tier's ({@link #ruleFor}). Stores see tiers' rules only; this is how one names its tier on the wire.
+     */
+    public String[] tierOf() {
+        int at = name.indexOf(Tiers.SEPARATOR);
+        return at < 0 ? null : new String[] {name.substring(0, at), name.substring(at + 1)};
+    }
+
+    /**
      * Every rule that holds state for this rule's keys: this rule, then each tier of limits' rule. A
      * {@link RateLimiter#reset} forgets a key in all of them.
      */

@@ -36,6 +36,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <tr><td>{@code sluice.limiter.tiers{rule,tier,outcome}}</td><td>counter
  * [{@code sluice_limiter_tiers_total}]: decisions a tier of the rule took ({@link Decision#tier()}), by tier name,
  * never by key</td></tr>
+ * <tr><td>{@code sluice.limiter.lockouts{rule}}</td><td>counter [{@code sluice_limiter_lockouts_total}]:
+ * lockouts that began ({@link io.sluice.Lockout#began}): keys of the rule locked out by their rejections; the
+ * rejections during a lockout are counted above, with limit {@code lockout}</td></tr>
  * <tr><td>{@code sluice.store.calls{operation,outcome}}</td><td>timer: each call to the store's backend
  * ({@code decide}, {@code lease}, {@code sync}, ...), outcome {@code success}/{@code error}</td></tr>
  * <tr><td>{@code sluice.breaker.state}</td><td>gauge: 0 closed, 1 half-open, 2 open</td></tr>
@@ -56,6 +59,7 @@ public final class SluiceMetrics implements SluiceListener {
     private final Map<DecisionTags, Counter> decisions = new ConcurrentHashMap<>();
     private final Map<ShadowTags, Counter> shadows = new ConcurrentHashMap<>();
     private final Map<TierTags, Counter> tiers = new ConcurrentHashMap<>();
+    private final Map<String, Counter> lockouts = new ConcurrentHashMap<>();
     private final Map<CallTags, Timer> calls = new ConcurrentHashMap<>();
     private final Map<String, Counter> breakerTransitions = new ConcurrentHashMap<>();
     private final Map<String, Counter[]> leases = new ConcurrentHashMap<>();
@@ -113,6 +117,11 @@ public final class SluiceMetrics implements SluiceListener {
                             .description("Decisions a tier of the rule took, by rule, tier and outcome")
                             .tags(Tags.of("rule", t.rule(), "tier", t.tier(), "outcome",
                                     t.allowed() ? "allowed" : "rejected")).register(registry)).increment();
+        }
+        if (rule.lockout() != null && rule.lockout().began(decision)) {
+            lockouts.computeIfAbsent(rule.name(), name -> Counter.builder("sluice.limiter.lockouts")
+                    .description("Lockouts that began: keys locked out by their rejections, by rule")
+                    .tag("rule", name).register(registry)).increment();
         }
         if (decision.shadowRejected()) {
             shadows.computeIfAbsent(new ShadowTags(rule.name(), decision.shadowLimit()), t ->

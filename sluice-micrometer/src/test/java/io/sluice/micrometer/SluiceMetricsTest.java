@@ -58,6 +58,51 @@ class SluiceMetricsTest {
     }
 
     @Test
+    void countsLockoutsThatBeganOncePerLockoutNotPerRejectionDuringIt() {
+        // A limit of 1 a second; 2 rejections within a minute lock the key out for an hour.
+        Rule rule = Rule.of("login", FixedWindow.of(1, Duration.ofSeconds(1)))
+                .withLockout(io.sluice.Lockout.of(2, Duration.ofMinutes(1), Duration.ofHours(1)));
+        ManualClock clock = new ManualClock(1_000_000);
+        try (RateLimiter limiter = RateLimiter.builder(rule).store(Store.memory().clock(clock).build())
+                .listener(metrics).build()) {
+            limiter.tryAcquire("a");
+            limiter.tryAcquire("a");                       // rejected by the limit: 1
+            clock.advanceMicros(10);
+            assertThat(limiter.tryAcquire("a").lockedOut()).isTrue();   // 2: locked out
+            for (int i = 0; i < 3; i++) {
+                clock.advanceMicros(1_000);
+                assertThat(limiter.tryAcquire("a").lockedOut()).isTrue();
+            }
+            assertThat(lockouts("login")).isEqualTo(1);
+            clock.advanceMicros(Duration.ofHours(1).toNanos() / 1_000);
+            limiter.tryAcquire("a");
+            limiter.tryAcquire("a");
+            limiter.tryAcquire("a");                       // the next lockout of the key
+            limiter.tryAcquire("b");
+            limiter.tryAcquire("b");
+        }
+        assertThat(lockouts("login")).isEqualTo(2);
+        // The rejections while locked out are decisions of limit "lockout".
+        assertThat(registry.get("sluice.limiter.decisions").tags("rule", "login", "limit", "lockout").counter()
+                .count()).isEqualTo(5);
+    }
+
+    @Test
+    void aRuleWithoutALockoutHasNoLockoutMeter() {
+        Rule rule = Rule.of("plain", FixedWindow.of(1, Duration.ofSeconds(1)));
+        try (RateLimiter limiter = RateLimiter.builder(rule).store(Store.memory().build()).listener(metrics)
+                .build()) {
+            limiter.tryAcquire("k");
+            limiter.tryAcquire("k");
+        }
+        assertThat(registry.find("sluice.limiter.lockouts").counters()).isEmpty();
+    }
+
+    private double lockouts(String rule) {
+        return registry.get("sluice.limiter.lockouts").tag("rule", rule).counter().count();
+    }
+
+    @Test
     void tagsDecisionsMadeUnderAFailurePolicyWithTheirSource() {
         Rule rule = Rule.of("api", FixedWindow.of(3, Duration.ofSeconds(1)));
         metrics.onDecision(rule, "user:1", new Decision(true, 1, 0, 0, 0, 0, "fixed_window", Decision.NO_LEASE)

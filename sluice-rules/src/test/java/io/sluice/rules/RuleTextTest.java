@@ -16,12 +16,25 @@ import io.sluice.SlidingLog;
 import io.sluice.SlidingWindow;
 import io.sluice.SmoothBursty;
 import io.sluice.SmoothWarmingUp;
+import io.sluice.Tier;
 import io.sluice.TokenBucket;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class RuleTextTest {
+
+    /** Tiers of every kind, a tier sharing the rule's limit, a shadow limit and a lockout the tiers inherit. */
+    private static final Rule TIERED = Rule.of("api", FixedWindow.of(50, Duration.ofMinutes(1)).named("per_minute"),
+                    Gcra.of(7, Duration.ofSeconds(1)).named("burst"))
+            .withShadow("burst").withMode(Mode.exact())
+            .withLockout(io.sluice.Lockout.of(3, Duration.ofMinutes(15), Duration.ofHours(1)))
+            .withTiers(
+                    Tier.named("premium").keys("tenant-acme", "tenant-big-*")
+                            .limits(FixedWindow.of(500, Duration.ofMinutes(1)).named("premium_per_minute"),
+                                    Gcra.of(7, Duration.ofSeconds(1)).named("burst")),
+                    Tier.named("internal").keys("svc-*").unlimited(),
+                    Tier.named("blocked").keys("tenant-evil", "a\\*b").blocked());
 
     private static final List<Rule> RULES = List.of(
             Rule.of("fw", FixedWindow.of(3, Duration.ofSeconds(1)).withCountRejected(true)),
@@ -46,7 +59,9 @@ class RuleTextTest {
                     .withShadow("gcra"),
             Rule.of("watching", Gcra.of(7, Duration.ofSeconds(1))).asShadow(),
             Rule.of("login", FixedWindow.of(5, Duration.ofMinutes(1)))
-                    .withLockout(io.sluice.Lockout.of(3, Duration.ofMinutes(15), Duration.ofHours(1))));
+                    .withLockout(io.sluice.Lockout.of(3, Duration.ofMinutes(15), Duration.ofHours(1))),
+            TIERED,
+            TIERED.ruleFor("tenant-acme"));
 
     @Test
     void everyRuleReadsBackEqual() throws RuleFileException {
@@ -68,6 +83,54 @@ class RuleTextTest {
                 a.withFailurePolicy(FailurePolicy.failOpen())));
         assertThat(RuleText.fingerprint(a)).isNotEqualTo(RuleText.fingerprint(
                 Rule.of("r2", FixedWindow.of(3, Duration.ofSeconds(1)))));
+    }
+
+    @Test
+    void tiersAreInTheTextAndTheFingerprint() throws RuleFileException {
+        String text = RuleText.of(TIERED);
+        assertThat(text).contains("\"tiers\":{\"premium\":{\"keys\":[\"tenant-acme\",\"tenant-big-*\"],"
+                + "\"limits\":[\"premium_per_minute\",\"burst\"]}");
+        Rule untiered = RuleText.parse("test", text.replace(text.substring(text.indexOf(",\"tiers\"")),
+                "}}}"));
+        assertThat(untiered.hasTiers()).isFalse();
+        assertThat(RuleText.fingerprint(untiered)).isNotEqualTo(RuleText.fingerprint(TIERED));
+        Rule otherKeys = TIERED.withTiers(Tier.named("premium").keys("tenant-acme")
+                .limits(FixedWindow.of(500, Duration.ofMinutes(1)).named("premium_per_minute")));
+        assertThat(RuleText.fingerprint(otherKeys)).isNotEqualTo(RuleText.fingerprint(TIERED));
+    }
+
+    @Test
+    void aTiersRuleTravelsUnderItsParentsNameAndItsTiersName() throws RuleFileException {
+        Rule premium = TIERED.tierRule("premium");
+        String text = RuleText.of(premium);
+        assertThat(text).contains("\"rules\":{\"api\":").endsWith(",\"tier\":\"premium\"}")
+                .doesNotContain("\uFFFF");
+        Rule back = RuleText.parse("test", text);
+        assertThat(back).isEqualTo(premium);
+        assertThat(back.name()).isEqualTo(premium.name());
+        assertThat(back.tierOf()).containsExactly("api", "premium");
+        assertThat(back.isShadow("burst")).isTrue();
+        assertThat(back.lockout()).isEqualTo(TIERED.lockout());
+        // The rule's own fingerprint and its tier's differ, so a server tells which one a call names.
+        assertThat(RuleText.fingerprint(premium)).isNotEqualTo(RuleText.fingerprint(TIERED));
+    }
+
+    @Test
+    void twoDifferentLimitsOfOneNameAreRefusedNamingTheTier() {
+        Rule clash = Rule.of("api", FixedWindow.of(50, Duration.ofMinutes(1)).named("per_minute"))
+                .withTiers(Tier.named("premium").keys("tenant-acme")
+                        .limits(FixedWindow.of(500, Duration.ofMinutes(1)).named("per_minute")));
+        assertThatThrownBy(() -> RuleText.of(clash)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("tier 'premium'").hasMessageContaining("'per_minute'")
+                .hasMessageContaining("Limit.named");
+    }
+
+    @Test
+    void aTierMemberThatIsNotANameIsRefused() {
+        String text = RuleText.of(Rule.of("x", Gcra.of(1, Duration.ofSeconds(1)))).replaceFirst("}$",
+                ",\"tier\":3}");
+        assertThatThrownBy(() -> RuleText.parse("sent", text)).isInstanceOf(RuleFileException.class)
+                .hasMessageContaining("tier").hasMessageContaining("expected the name of a tier");
     }
 
     @Test

@@ -161,6 +161,10 @@ final class CheckService implements HttpService {
                 if (d.tier() != null) {
                     metrics.tierDecision(API, rule, d.tier(), outcome);
                 }
+                io.sluice.Lockout lockout = c.bound().rule().lockout();
+                if (lockout != null && lockout.began(d)) {
+                    metrics.lockout(API, rule);
+                }
             }
             boolean rejected = counts && !d.allowed();
             String policyField = c.bound().policyField();

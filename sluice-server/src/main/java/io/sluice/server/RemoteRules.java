@@ -99,21 +99,39 @@ final class RemoteRules {
             byFingerprint.replace(fingerprint, e, new Entry(e.rule(), fingerprint, set));
         }
         // A rule of the files is enforced as the server enforces it: in the server's default mode unless the
-        // file chose one (the client's copy matched the file's definition, which names no mode then).
-        RuleSet.Bound file = set.rule(name);
-        return file != null ? file.rule() : e.rule();
+        // file chose one (the client's copy matched the file's definition, which names no mode then). So is the
+        // rule of one of its tiers.
+        String[] tierOf = e.rule().tierOf();
+        RuleSet.Bound file = set.rule(tierOf == null ? name : tierOf[0]);
+        if (file == null) {
+            return e.rule();
+        }
+        return tierOf == null ? file.rule() : file.rule().tierRule(tierOf[1]);
     }
 
+    /**
+     * A rule the files define must be theirs; so must the rule of a tier of one (a remote store is asked about a
+     * key of a tier with the tier's rule): the files' rule must have that tier, with the same limits.
+     */
     private static void check(RuleSet set, Rule rule, String fingerprint) throws Mismatch {
-        RuleSet.Bound file = set.rule(rule.name());
+        String[] tierOf = rule.tierOf();
+        String name = tierOf == null ? rule.name() : tierOf[0];
+        RuleSet.Bound file = set.rule(name);
         if (file == null) {
             return;
         }
-        String serverFingerprint = RuleText.fingerprint(file.declared());
+        Rule declared = tierOf == null ? file.declared() : file.declared().tierRule(tierOf[1]);
+        if (declared == null) {
+            throw new Mismatch("rule '" + name + "' differs from the server's rule files: the client's has a tier '"
+                    + tierOf[1] + "' of limits " + RuleText.of(rule) + ", the server's has none: "
+                    + RuleText.of(file.declared()));
+        }
+        String serverFingerprint = RuleText.fingerprint(declared);
         if (!serverFingerprint.equals(fingerprint)) {
-            throw new Mismatch("rule '" + rule.name() + "' differs from the server's rule files: the client's has"
-                    + " fingerprint " + fingerprint + " " + RuleText.of(rule) + ", the server's " + serverFingerprint
-                    + " " + RuleText.of(file.declared()));
+            String what = tierOf == null ? "" : " in its tier '" + tierOf[1] + "'";
+            throw new Mismatch("rule '" + name + "' differs from the server's rule files" + what + ": the client's"
+                    + " has fingerprint " + fingerprint + " " + RuleText.of(rule) + ", the server's "
+                    + serverFingerprint + " " + RuleText.of(declared));
         }
     }
 }

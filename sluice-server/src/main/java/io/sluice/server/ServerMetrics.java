@@ -26,6 +26,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       {@code released}, {@code not_released}
  *   <li>{@code sluice_tier_decisions_total{api,rule,tier,outcome}}: the decisions above that a tier of the rule
  *       took ({@code allowed}, {@code shadow}, {@code rejected}), by tier name
+ *   <li>{@code sluice_lockouts_total{api,rule}}: lockouts that began (keys locked out by their rejections);
+ *       the rejections during a lockout are {@code rejected} decisions above
  *   <li>{@code sluice_near_limit_total{api,rule}}: admitted with more than 80% of the quota used (envoy's
  *       {@code near_limit})
  *   <li>{@code sluice_envoy_<stat>_total{domain,key}}: envoyproxy/ratelimit's per-descriptor statistics
@@ -58,6 +60,7 @@ final class ServerMetrics {
     private final ConcurrentMap<String, Counter> envoy = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Timer> latency = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Counter> simple = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, Counter> lockouts = new ConcurrentHashMap<>();
     private final AtomicInteger rules = new AtomicInteger();
 
     ServerMetrics() {
@@ -93,6 +96,16 @@ final class ServerMetrics {
                 Counter.builder("sluice.tier.decisions").description("Decisions under a tier, by API, rule, tier and"
                         + " outcome").tags("api", api, "rule", rule, "tier", tier, "outcome", outcome)
                         .register(registry)).increment();
+    }
+
+    /**
+     * Counts a lockout that began ({@link io.sluice.Lockout#began}): {@code sluice_lockouts_total{api,rule}}, keys
+     * of the rule locked out by their rejections, never labelled by key.
+     */
+    void lockout(String api, String rule) {
+        lockouts.computeIfAbsent(api + '\0' + rule, k -> Counter.builder("sluice.lockouts")
+                .description("Lockouts that began: keys locked out by their rejections, by API and rule")
+                .tags("api", api, "rule", rule).register(registry)).increment();
     }
 
     /**

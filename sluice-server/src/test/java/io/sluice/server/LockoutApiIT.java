@@ -63,5 +63,10 @@ class LockoutApiIT {
 
         t.clock.advance(Duration.ofMinutes(59));
         assertThat(attempt().statusCode()).isEqualTo(200);
+
+        // One lockout began; the two rejections during it are rejected decisions.
+        String metrics = t.get("/metrics").body();
+        assertThat(metrics).contains("sluice_lockouts_total{api=\"http\",rule=\"login\"} 1.0");
+        assertThat(metrics).contains("sluice_decisions_total{api=\"http\",outcome=\"rejected\",rule=\"login\"} 4.0");
     }
 }

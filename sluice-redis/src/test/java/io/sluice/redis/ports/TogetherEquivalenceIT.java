@@ -21,9 +21,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.UUID;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * {@link Store#decideTogether} decides alike in memory (the Java transitions, locked together) and in Redis (one
@@ -50,10 +53,34 @@ class TogetherEquivalenceIT {
     private static final int STEPS = 60;
     private static final int GROUPS_PER_STEP = 6;
 
+    /**
+     * Runs that once diverged, replayed on every run: topology, seed, scenarios to run.
+     * -3115737644734515926 on the cluster: after the cross-slot fallback at scenario 0, step 4, Redis showed the
+     * 1 µs first-request fixed window of s0-r0 uncharged where memory showed it charged. Not the fallback: that
+     * state's TTL is its 1 µs plus the 1 s client-time slack, counted by Redis on its own clock, and the test then
+     * peeked without catching the manual clock up with the wall time passed (over a second on a loaded machine),
+     * so Redis had dropped a state memory, at the old client time, still held. The peeks now catch up first.
+     */
+    private static final List<Arguments> FOUND = List.of(
+            Arguments.of(Topology.CLUSTER, -3115737644734515926L, 1));
+
     @ParameterizedTest
     @EnumSource(Topology.class)
     void groupsOfTargetsDecideIdentically(Topology topology) {
-        long seed = Seeds.of("TogetherEquivalenceIT on " + topology);
+        groups(topology, Seeds.of("TogetherEquivalenceIT on " + topology), SCENARIOS);
+    }
+
+    static Stream<Arguments> found() {
+        return System.getProperty("sluice.seed") == null ? FOUND.stream() : Stream.empty();
+    }
+
+    @ParameterizedTest(name = "{0}, seed {1}")
+    @MethodSource("found")
+    void groupsFoundDivergingOnceDecideIdentically(Topology topology, long seed, int scenarios) {
+        groups(topology, seed, scenarios);
+    }
+
+    private static void groups(Topology topology, long seed, int scenarios) {
         Random r = new Random(seed);
         ManualClock clock = new ManualClock();
         String prefix = "teq-" + UUID.randomUUID().toString().substring(0, 8);
@@ -61,7 +88,7 @@ class TogetherEquivalenceIT {
         // cache (source CACHED, the same figures); the cache has its own tests, and the source would differ here.
         try (RedisStore redis = topology.builder().prefix(prefix).clock(clock).timeout(Duration.ofSeconds(10))
                 .cacheDenials(false).build()) {
-            for (int scenario = 0; scenario < SCENARIOS; scenario++) {
+            for (int scenario = 0; scenario < scenarios; scenario++) {
                 // A store per scenario: fewer decisions than its sweep interval, so it never sweeps (see
                 // RedisMemoryEquivalenceIT: a sweep is an implementation detail, not a decision to compare).
                 try (Store memory = Store.memory().clock(clock).build()) {
@@ -193,9 +220,12 @@ class TogetherEquivalenceIT {
                 allAllowed &= memory.decide(t.rule(), t.key(), request).allowed();
             }
             assertThat(fallback.allowed()).as(context + ", step " + step + ": the fallback").isEqualTo(allAllowed);
-            // Not compared yet: each target's state after the fallback. Seed -3115737644734515926 (cluster,
-            // scenario 1, step 4) left a target uncharged in Redis that memory, deciding it on its own, charged;
-            // whether the fallback or this model of it is wrong is open. The group's keys are not used again.
+            for (Target t : group) {
+                keepUpWithTheWallClock();
+                assertThat(redis.decide(t.rule(), t.key(), Request.peek(0)))
+                        .as(context + ", step " + step + ": after the fallback, the state of " + t.key())
+                        .isEqualTo(memory.decide(t.rule(), t.key(), Request.peek(0)));
+            }
         }
 
         /** Every (rule, key) on its own: the groups charged each target alike in both stores. */

@@ -121,6 +121,25 @@ final class RuleCatalog {
                 if (d.getFallbackShare() != null) {
                     rule.put("fallback_share", d.getFallbackShare());
                 }
+                if (!d.getTiers().isEmpty()) {
+                    ObjectNode tiers = rule.putObject("tiers");
+                    d.getTiers().forEach((tierName, t) -> {
+                        ObjectNode tier = tiers.putObject(tierName);
+                        // Empty lists are left out, so a missing field is reported as a rule file reports it.
+                        if (!t.getKeys().isEmpty()) {
+                            t.getKeys().forEach(tier.putArray("keys")::add);
+                        }
+                        if (!t.getLimits().isEmpty()) {
+                            t.getLimits().forEach(tier.putArray("limits")::add);
+                        }
+                        if (t.getUnlimited() != null) {
+                            tier.put("unlimited", t.getUnlimited());
+                        }
+                        if (t.getBlocked() != null) {
+                            tier.put("blocked", t.getBlocked());
+                        }
+                    });
+                }
             });
         }
         try {

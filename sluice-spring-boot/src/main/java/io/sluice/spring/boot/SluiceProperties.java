@@ -87,7 +87,10 @@ public class SluiceProperties {
          */
         private Map<String, Map<String, String>> limits = new LinkedHashMap<>();
 
-        /** Rules by name: the limits they apply together, and optionally their mode and failure policy. */
+        /**
+         * Rules by name: the limits they apply together, and optionally their mode, failure policy and tiers
+         * (tiers.NAME.keys with tiers.NAME.limits, .unlimited=true or .blocked=true).
+         */
         private Map<String, RuleDefinition> rules = new LinkedHashMap<>();
 
         public Map<String, Map<String, String>> getLimits() {
@@ -130,6 +133,20 @@ public class SluiceProperties {
 
         /** With on-failure local_fallback: the share of each limit this instance may use alone, in (0, 1]. */
         private Double fallbackShare;
+
+        /**
+         * Keys with their own treatment, by tier name, tried in the order given (the first whose keys match a key
+         * decides it): each has keys, and limits, unlimited or blocked.
+         */
+        private Map<String, TierDefinition> tiers = new LinkedHashMap<>();
+
+        public Map<String, TierDefinition> getTiers() {
+            return tiers;
+        }
+
+        public void setTiers(Map<String, TierDefinition> tiers) {
+            this.tiers = tiers;
+        }
 
         public List<String> getLimits() {
             return limits;
@@ -185,6 +202,54 @@ public class SluiceProperties {
 
         public void setFallbackShare(Double fallbackShare) {
             this.fallbackShare = fallbackShare;
+        }
+    }
+
+    /** One tier of a rule in properties; the fields are a rule file's tier's. */
+    public static class TierDefinition {
+
+        /** The exact keys and glob patterns (a star matches any run of characters) of the tier. */
+        private List<String> keys = new ArrayList<>();
+
+        /** Names of the limits (declared in sluice.define.limits) that decide the tier's keys in place of the rule's. */
+        private List<String> limits = new ArrayList<>();
+
+        /** Whether the tier's keys are always admitted, nothing counted. */
+        private Boolean unlimited;
+
+        /** Whether the tier's keys are always rejected. */
+        private Boolean blocked;
+
+        public List<String> getKeys() {
+            return keys;
+        }
+
+        public void setKeys(List<String> keys) {
+            this.keys = keys;
+        }
+
+        public List<String> getLimits() {
+            return limits;
+        }
+
+        public void setLimits(List<String> limits) {
+            this.limits = limits;
+        }
+
+        public Boolean getUnlimited() {
+            return unlimited;
+        }
+
+        public void setUnlimited(Boolean unlimited) {
+            this.unlimited = unlimited;
+        }
+
+        public Boolean getBlocked() {
+            return blocked;
+        }
+
+        public void setBlocked(Boolean blocked) {
+            this.blocked = blocked;
         }
     }
 

@@ -88,6 +88,47 @@ class ConfigurationTest {
     }
 
     @Test
+    void tiersInPropertiesDecideTheirKeysInTheOrderGiven() {
+        runner.withPropertyValues("sluice.define.limits.base.algorithm=fixed_window",
+                "sluice.define.limits.base.limit=1", "sluice.define.limits.base.window=1m",
+                "sluice.define.limits.gold.algorithm=fixed_window", "sluice.define.limits.gold.limit=3",
+                "sluice.define.limits.gold.window=1m",
+                "sluice.define.rules.api.limits=base",
+                "sluice.define.rules.api.tiers.premium.keys=tenant-acme,tenant-big-*",
+                "sluice.define.rules.api.tiers.premium.limits=gold",
+                "sluice.define.rules.api.tiers.internal.keys=svc-*",
+                "sluice.define.rules.api.tiers.internal.unlimited=true",
+                "sluice.define.rules.api.tiers.evil.keys=tenant-evil",
+                "sluice.define.rules.api.tiers.evil.blocked=true").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    RateLimiter api = context.getBean(RateLimiterRegistry.class).limiter("api");
+                    assertThat(api.rule().tiers()).extracting(io.sluice.Tier::name)
+                            .containsExactly("premium", "internal", "evil");
+                    assertThat(api.tryAcquire("tenant-big-1", 3).allowed()).isTrue();
+                    assertThat(api.tryAcquire("tenant-big-1").limit()).isEqualTo("gold");
+                    assertThat(api.tryAcquire("svc-a", 1000).tier()).isEqualTo("internal");
+                    assertThat(api.tryAcquire("tenant-evil").allowed()).isFalse();
+                    assertThat(api.tryAcquire("plain").allowed()).isTrue();
+                    assertThat(api.tryAcquire("plain").allowed()).isFalse();
+                });
+    }
+
+    @Test
+    void invalidTiersInPropertiesNameTheProperty() {
+        String[] base = {"sluice.define.limits.base.algorithm=fixed_window", "sluice.define.limits.base.limit=1",
+                "sluice.define.limits.base.window=1m", "sluice.define.rules.api.limits=base"};
+        runner.withPropertyValues(base).withPropertyValues("sluice.define.rules.api.tiers.gold.keys=a",
+                "sluice.define.rules.api.tiers.gold.limits=base", "sluice.define.rules.api.tiers.gold.blocked=true")
+                .run(context -> assertFailure(context, "sluice.define.rules.api.tiers.gold.blocked",
+                        "exactly one of 'limits', 'unlimited: true' and 'blocked: true'"));
+        runner.withPropertyValues(base).withPropertyValues("sluice.define.rules.api.tiers.gold.limits=base")
+                .run(context -> assertFailure(context, "sluice.define.rules.api.tiers.gold", "missing 'keys'"));
+        runner.withPropertyValues(base).withPropertyValues("sluice.define.rules.api.tiers.gold.keys=a",
+                "sluice.define.rules.api.tiers.gold.limits=silver").run(context -> assertFailure(context,
+                "sluice.define.rules.api.tiers.gold.limits[0]", "unknown limit \"silver\""));
+    }
+
+    @Test
     void invalidRuleInProperties() {
         runner.withPropertyValues("sluice.define.limits.x.algorithm=fixed_window", "sluice.define.limits.x.limit=0",
                 "sluice.define.limits.x.window=1m", "sluice.define.rules.r.limits=x").run(context ->
