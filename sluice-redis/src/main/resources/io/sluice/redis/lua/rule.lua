@@ -104,7 +104,16 @@ end
 -- when the module loads its own state (sliding_log: its log is not copied twice). Without a request id and
 -- with one limit, the single GET of load_value is the same one command.
 local prefetched = nil
-if dedup_key or n > 1 then
+if dedup_key and n == 1 and not algs[1].load then
+  -- The common call, without building the key list.
+  local values = redis.call("MGET", dedup_key, KEYS[1])
+  if values[1] then
+    local reply = sluice.words(values[1])
+    reply[#reply + 1] = "1"
+    return reply
+  end
+  prefetched = { values[2] }
+elseif dedup_key or n > 1 then
   local mget_keys, slot = {}, {}
   if dedup_key then
     mget_keys[1] = dedup_key
