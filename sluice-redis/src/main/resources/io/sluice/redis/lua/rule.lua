@@ -86,60 +86,14 @@ if ARGV[5] ~= "" then
   dedup_key = KEYS[n + 1]
 end
 
--- Each limit's algorithm module, built before anything is read: which states the MGET below may read.
-local algs = {}
-for i = 1, n do
-  local name = ARGV[5 + 3 * i]
-  local alg = sluice.algorithm(name)
-  if alg == nil then
-    error("sluice: algorithm " .. tostring(name) .. " has no Redis script")
-  end
-  algs[i] = alg
-end
-
--- ONE MGET reads the request key and every state of the default storage (one Redis command where a GET each
--- would be 1 + n: an admitting one-limit decision then runs EVALSHA, MGET, TIME, SET, SET, as many commands as
--- the bare token-bucket script). prefetched[i] is limit i's value, false when the key is absent or holds
--- another type (MGET answers nil for both; such a key is replaced by the next write, or left to its TTL), nil
--- when the module loads its own state (sliding_log: its log is not copied twice). Without a request id and
--- with one limit, the single GET of load_value is the same one command.
-local prefetched = nil
-if dedup_key and n == 1 and not algs[1].load then
-  -- The common call, without building the key list.
-  local values = redis.call("MGET", dedup_key, KEYS[1])
-  if values[1] then
-    local reply = sluice.words(values[1])
+-- A replayed call (Lettuce re-sends in-flight commands after a reconnect) answers as the first one did,
+-- charging nothing.
+if dedup_key then
+  local stored = redis.call("GET", dedup_key)
+  if stored then
+    local reply = sluice.words(stored)
     reply[#reply + 1] = "1"
     return reply
-  end
-  prefetched = { values[2] }
-elseif dedup_key or n > 1 then
-  local mget_keys, slot = {}, {}
-  if dedup_key then
-    mget_keys[1] = dedup_key
-  end
-  for i = 1, n do
-    if not algs[i].load then
-      mget_keys[#mget_keys + 1] = KEYS[i]
-      slot[i] = #mget_keys
-    end
-  end
-  local values = {}
-  if #mget_keys > 0 then
-    values = redis.call("MGET", unpack(mget_keys))
-  end
-  -- A replayed call (Lettuce re-sends in-flight commands after a reconnect) answers as the first one did,
-  -- charging nothing.
-  if dedup_key and values[1] then
-    local reply = sluice.words(values[1])
-    reply[#reply + 1] = "1"
-    return reply
-  end
-  prefetched = {}
-  for i = 1, n do
-    if slot[i] then
-      prefetched[i] = values[slot[i]]
-    end
   end
 end
 
@@ -163,21 +117,17 @@ end
 -- marks a migrated or dropped state, which is written back even when the request changes nothing; "write"
 -- marks a limit some request wrote (to store at the end), "written" one the previous request of a batch wrote.
 local function open(i)
-  local alg = algs[i]
+  local name = ARGV[5 + 3 * i]
+  local alg = sluice.algorithm(name)
+  if alg == nil then
+    error("sluice: algorithm " .. tostring(name) .. " has no Redis script")
+  end
   local fingerprint = ARGV[6 + 3 * i]
   local limit = { key = KEYS[i], alg = alg, p = alg.parse(sluice.words(ARGV[7 + 3 * i])), fingerprint = fingerprint,
                   state = nil, dirty = false, write = false, written = false }
   local state, stored, exists
   if alg.load then
     state, stored, exists = alg.load(limit.key, limit.p)
-  elseif prefetched then
-    local value = prefetched[i]
-    if value then
-      state, stored = sluice.decode_state(value, alg.fields)
-      exists = true
-    else
-      exists = false
-    end
   else
     state, stored, exists = sluice.load_value(limit.key, alg.fields)
   end
