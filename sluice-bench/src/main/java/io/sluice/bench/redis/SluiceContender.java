@@ -64,7 +64,8 @@ final class SluiceContender implements RedisContender {
         this.store = store;
         this.cacheDenials = cacheDenials;
         this.threeLimits = threeLimits;
-        Rule rule = threeLimits ? Rule.of("bench", limits.threeLimits(algorithm)) : Rule.of("bench", limits.sluice(algorithm));
+        Rule rule = threeLimits ? Rule.of("bench", limits.threeLimits(algorithm))
+                : Rule.of("bench", limits.sluice(algorithm));
         this.limiter = RateLimiter.builder(rule.withMode(mode)).store(store).build();
     }
 
@@ -108,8 +109,8 @@ final class SluiceContender implements RedisContender {
 
     @Override
     public String config() {
-        return limits.describe(algorithm) + (threeLimits ? " and two looser limits (per minute, per hour)" : "") + (mode.kind() == Mode.Kind.EXACT ? "" : ", mode " + mode)
-                + (cacheDenials ? "" : ", cached denials off");
+        return limits.describe(algorithm) + (threeLimits ? " and two looser limits (per minute, per hour)" : "")
+                + (mode.kind() == Mode.Kind.EXACT ? "" : ", mode " + mode) + (cacheDenials ? "" : ", cached denials off");
     }
 
     @Override
