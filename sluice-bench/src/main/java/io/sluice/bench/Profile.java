@@ -61,5 +61,6 @@ public record Profile(String name, int jmhForks, int jmhWarmupIterations, int jm
      */
     public static final Profile QUICK = new Profile("quick", 0, 1, 300, 2, 200, List.of(1, 2), LOCAL_ALGORITHMS,
             List.of(1, 10_000), LOCAL_PEERS, 10_000, List.of(1, 8, 64), List.of("token_bucket", "gcra"),
-            List.of("token_bucket/coalesced", "token_bucket/leased", "token_bucket/three_limits"), REDIS_PEERS, 200, 1, 400, 20_000, 1_000, 1, 200_000);
+            List.of("token_bucket/coalesced", "token_bucket/leased", "token_bucket/three_limits"), REDIS_PEERS, 200, 1,
+            400, 20_000, 1_000, 1, 200_000);
 }

@@ -110,7 +110,8 @@ final class SluiceContender implements RedisContender {
     @Override
     public String config() {
         return limits.describe(algorithm) + (threeLimits ? " and two looser limits (per minute, per hour)" : "")
-                + (mode.kind() == Mode.Kind.EXACT ? "" : ", mode " + mode) + (cacheDenials ? "" : ", cached denials off");
+                + (mode.kind() == Mode.Kind.EXACT ? "" : ", mode " + mode)
+                + (cacheDenials ? "" : ", cached denials off");
     }
 
     @Override
