@@ -20,7 +20,8 @@ import java.util.List;
  * @param inFlights            requests in flight of the Redis suite
  * @param redisSluiceAlgorithms Sluice algorithms of the Redis suite
  * @param redisSluiceModes     Sluice rows of the Redis suite in a mode other than exact (plain), as
- *                             {@code algorithm/mode}, e.g. {@code token_bucket/leased}
+ *                             {@code algorithm/mode}, e.g. {@code token_bucket/leased}; {@code algorithm/three_limits}
+ *                             is exact mode on a rule of three limits
  * @param redisPeers           peers of the Redis suite (bucket4j, bucket4j-batch, redisson, bare-lua)
  * @param redisWarmupMillis    warm-up before the measured runs of a Redis row
  * @param redisRuns            measured runs per Redis row (the row reports their medians)
@@ -45,7 +46,8 @@ public record Profile(String name, int jmhForks, int jmhWarmupIterations, int jm
             "sliding_window", "smooth_bursty");
     private static final List<String> LOCAL_PEERS = List.of("guava", "bucket4j", "resilience4j");
     private static final List<String> REDIS_MODES = List.of("token_bucket/coalesced", "token_bucket/leased",
-            "gcra/coalesced", "gcra/leased", "fixed_window/leased", "fixed_window/synced");
+            "gcra/coalesced", "gcra/leased", "fixed_window/leased", "fixed_window/synced",
+            "token_bucket/three_limits");
     private static final List<String> REDIS_PEERS = List.of("bucket4j", "bucket4j-batch", "redisson", "bare-lua");
 
     /** The run docs/benchmarks.md reports. */
@@ -59,5 +61,6 @@ public record Profile(String name, int jmhForks, int jmhWarmupIterations, int jm
      */
     public static final Profile QUICK = new Profile("quick", 0, 1, 300, 2, 200, List.of(1, 2), LOCAL_ALGORITHMS,
             List.of(1, 10_000), LOCAL_PEERS, 10_000, List.of(1, 8, 64), List.of("token_bucket", "gcra"),
-            List.of("token_bucket/coalesced", "token_bucket/leased"), REDIS_PEERS, 200, 1, 400, 20_000, 1_000, 1, 200_000);
+            List.of("token_bucket/coalesced", "token_bucket/leased", "token_bucket/three_limits"), REDIS_PEERS, 200, 1,
+            400, 20_000, 1_000, 1, 200_000);
 }

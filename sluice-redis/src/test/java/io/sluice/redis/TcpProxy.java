@@ -30,6 +30,7 @@ public final class TcpProxy implements AutoCloseable {
     private final AtomicInteger forwardedChunks = new AtomicInteger();
     private final List<String> forwarded = new CopyOnWriteArrayList<>();
     private volatile String marker = "EVALSHA";
+    private volatile Runnable whileReplyLost = () -> { };
     private volatile boolean closed;
 
     public TcpProxy(int targetPort) throws IOException {
@@ -49,7 +50,16 @@ public final class TcpProxy implements AutoCloseable {
      * reaches the client: the proxy cuts both connections instead.
      */
     public void dropReplyAfter(String marker) {
+        dropReplyAfter(marker, () -> { });
+    }
+
+    /**
+     * As {@link #dropReplyAfter(String)}, and runs {@code meanwhile} after the command ran in Redis and before the
+     * proxy cuts the connections: whatever it does happens before the client can notice and re-send.
+     */
+    public void dropReplyAfter(String marker, Runnable meanwhile) {
         this.marker = marker;
+        this.whileReplyLost = meanwhile;
         dropNextReply.set(true);
     }
 
@@ -149,6 +159,7 @@ public final class TcpProxy implements AutoCloseable {
             while ((n = in.read(buf)) >= 0) {
                 if (replyDue.compareAndSet(true, false)) {
                     // The command ran in Redis; its reply is lost with the connection.
+                    whileReplyLost.run();
                     closeQuietly(client);
                     closeQuietly(upstream);
                     return;

@@ -13,6 +13,7 @@ import io.sluice.SmoothBursty;
 import io.sluice.SmoothWarmingUp;
 import io.sluice.TokenBucket;
 import java.time.Duration;
+import java.util.List;
 
 /**
  * The one limit every system gets on Redis — {@code rate} permits per {@code period} per key with bursts of
@@ -91,6 +92,19 @@ public record RedisLimits(long burst, long rate, Duration period) {
             return d.toSeconds() + " s";
         }
         return d.toMillis() + " ms";
+    }
+
+    /**
+     * A rule of three limits (the redis suite's {@code algorithm/three_limits} rows): {@link #sluice} and two
+     * looser limits of the same algorithm, 60 times the rate per minute and 3,600 times per hour, so the first
+     * still decides and {@link #sluiceBound} still bounds the admissions; every decision reads and writes three
+     * states in one script call.
+     */
+    public List<Limit> threeLimits(String algorithm) {
+        RedisLimits perMinute = new RedisLimits(burst * 60, rate * 60, period.multipliedBy(60));
+        RedisLimits perHour = new RedisLimits(burst * 3_600, rate * 3_600, period.multipliedBy(3_600));
+        return List.of(sluice(algorithm), perMinute.sluice(algorithm).named("per_minute"),
+                perHour.sluice(algorithm).named("per_hour"));
     }
 
     /** The configuration of {@link #sluice} in words. */

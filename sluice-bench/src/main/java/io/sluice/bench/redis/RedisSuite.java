@@ -140,6 +140,11 @@ public final class RedisSuite implements Suite {
                 throw new IllegalArgumentException("a Sluice mode row must be algorithm/mode, was " + pair);
             }
             String algorithm = pair.substring(0, slash);
+            if (pair.substring(slash + 1).equals(SluiceContender.THREE_LIMITS)) {
+                entries.add(new Entry("sluice", algorithm,
+                        () -> SluiceContender.threeLimits(uri, algorithm, limits, sluiceTimeout)));
+                continue;
+            }
             io.sluice.Mode mode = SluiceContender.mode(pair.substring(slash + 1));
             entries.add(new Entry("sluice", algorithm,
                     () -> new SluiceContender(uri, algorithm, mode, limits, sluiceTimeout)));

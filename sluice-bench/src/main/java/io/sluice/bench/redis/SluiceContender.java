@@ -20,6 +20,8 @@ final class SluiceContender implements RedisContender {
     private final RateLimiter limiter;
     /** Whether the store answers denials it has just learned locally (RedisStore.Builder.cacheDenials). */
     private final boolean cacheDenials;
+    /** Whether the rule has three limits ({@link RedisLimits#threeLimits}) instead of one. */
+    private final boolean threeLimits;
 
     /**
      * Exact mode with cached denials off: the load rows measure one script call per decision (the cache would
@@ -37,23 +39,38 @@ final class SluiceContender implements RedisContender {
     SluiceContender(String uri, String algorithm, Mode mode, RedisLimits limits, Duration timeout,
                     boolean cacheDenials) {
         this(RedisStore.builder().uri(uri).timeout(timeout).cacheDenials(cacheDenials).build(), algorithm, mode,
-                limits, cacheDenials);
+                limits, cacheDenials, false);
+    }
+
+    /**
+     * Exact mode, cached denials off, on a rule of three limits ({@link RedisLimits#threeLimits}): what a rule of
+     * several limits costs against a rule of one in the same run.
+     */
+    static SluiceContender threeLimits(String uri, String algorithm, RedisLimits limits, Duration timeout) {
+        return new SluiceContender(RedisStore.builder().uri(uri).timeout(timeout).cacheDenials(false).build(),
+                algorithm, Mode.exact(), limits, false, true);
     }
 
     /** On {@code store}, which this contender closes. */
     SluiceContender(RedisStore store, String algorithm, RedisLimits limits) {
-        this(store, algorithm, Mode.exact(), limits, true);
+        this(store, algorithm, Mode.exact(), limits, true, false);
     }
 
-    private SluiceContender(RedisStore store, String algorithm, Mode mode, RedisLimits limits, boolean cacheDenials) {
+    private SluiceContender(RedisStore store, String algorithm, Mode mode, RedisLimits limits, boolean cacheDenials,
+                            boolean threeLimits) {
         this.algorithm = algorithm;
         this.mode = mode;
         this.limits = limits;
         this.store = store;
         this.cacheDenials = cacheDenials;
-        this.limiter = RateLimiter.builder(Rule.of("bench", limits.sluice(algorithm)).withMode(mode)).store(store)
-                .build();
+        this.threeLimits = threeLimits;
+        Rule rule = threeLimits ? Rule.of("bench", limits.threeLimits(algorithm))
+                : Rule.of("bench", limits.sluice(algorithm));
+        this.limiter = RateLimiter.builder(rule.withMode(mode)).store(store).build();
     }
+
+    /** The variant of the rows on a rule of three limits, and its name in {@code algorithm/three_limits}. */
+    static final String THREE_LIMITS = "three_limits";
 
     /** A mode by its rule-file name, with its defaults (synced: every 100 ms; leased: 500 ms leases). */
     static Mode mode(String name) {
@@ -74,6 +91,9 @@ final class SluiceContender implements RedisContender {
 
     @Override
     public String variant() {
+        if (threeLimits) {
+            return THREE_LIMITS;
+        }
         return mode.kind() == Mode.Kind.EXACT ? "plain" : mode.name();
     }
 
@@ -89,7 +109,8 @@ final class SluiceContender implements RedisContender {
 
     @Override
     public String config() {
-        return limits.describe(algorithm) + (mode.kind() == Mode.Kind.EXACT ? "" : ", mode " + mode)
+        return limits.describe(algorithm) + (threeLimits ? " and two looser limits (per minute, per hour)" : "")
+                + (mode.kind() == Mode.Kind.EXACT ? "" : ", mode " + mode)
                 + (cacheDenials ? "" : ", cached denials off");
     }
 

@@ -127,6 +127,22 @@ final class Targets {
                     Format.decimal(alone, 1) + " µs");
             cases.check("Redis CPU per decision ≤ 8 µs: Sluice " + algorithm + " (hot key, 64 in flight)");
         }
+        // Issue 13: a rule of three limits is one script call too; it should cost less than 1.5× a rule of one.
+        Cases three = new Cases();
+        for (int keys : List.of(1, many)) {
+            for (String mode : List.of("async", "sync")) {
+                Optional<Measurement> one = rows.find("redis", "sluice", "token_bucket", mode, keys, null, 64, "plain");
+                Optional<Measurement> of3 = rows.find("redis", "sluice", "token_bucket", mode, keys, null, 64,
+                        "three_limits");
+                Double ratio = one.isPresent() && of3.isPresent() && one.get().redisCpuUsPerDecision() != null
+                        && of3.get().redisCpuUsPerDecision() != null && one.get().redisCpuUsPerDecision() > 0
+                        ? of3.get().redisCpuUsPerDecision() / one.get().redisCpuUsPerDecision() : null;
+                three.add(String.format(Locale.ROOT, "%s, %,d %s", mode, keys, keys == 1 ? "key" : "keys"), ratio,
+                        ratio != null && ratio < 1.5, Format.ratio(ratio));
+            }
+        }
+        three.check("Redis, 64 in flight: Sluice token_bucket, a rule of three limits < 1.5× the Redis CPU per"
+                + " decision of a rule of one");
     }
 
     /** The local-first modes' targets (issue: local-first modes and failure policies). */

@@ -77,6 +77,30 @@ class ReplaySafetyIT {
         }
     }
 
+    /**
+     * Why the request id has a key of its own rather than living in the state it charged: between the first run
+     * and the re-sent one another client writes the same state, so a state that remembered only its last writer
+     * would have forgotten this call and charged it again.
+     */
+    @Test
+    void aReplayedCallAfterAnotherClientsWriteIsStillChargedOnce() {
+        try (DefaultRedisStore store = store(Duration.ofSeconds(5), true);
+             DefaultRedisStore other = DefaultRedisStore.connect(new StoreSettings(RedisUris.parse(
+                     List.of(RedisServer.shared().uri()), false, Duration.ofSeconds(5)), false, prefix,
+                     Duration.ofSeconds(5), clock, true))) {
+            assertThat(store.decide(RULE, "k", Request.tryAcquire(2)).remaining()).isEqualTo(3);
+            Decision[] between = new Decision[1];
+            proxy.dropReplyAfter("EVALSHA", () -> between[0] = other.decide(RULE, "k", Request.tryAcquire(1)));
+
+            Decision d = store.decide(RULE, "k", Request.tryAcquire(1));
+
+            assertThat(between[0].remaining()).as("the other client charged after the first run").isEqualTo(1);
+            assertThat(store.replayedReplies()).as("the script saw the same call twice").isEqualTo(1);
+            assertThat(count("k")).as("2 + 1 + the other client's 1: charged once").isEqualTo("4");
+            assertThat(d.remaining()).as("the first execution's decision").isEqualTo(2);
+        }
+    }
+
     @Test
     void withoutRequestIdsTheSameFailureChargesTwice() {
         // The control experiment: it shows the failure above really makes Lettuce run the script twice.
