@@ -9,7 +9,9 @@ import com.linecorp.armeria.common.HttpStatus;
 import com.linecorp.armeria.common.MediaType;
 import com.linecorp.armeria.common.ResponseHeaders;
 import com.linecorp.armeria.common.ResponseHeadersBuilder;
+import com.linecorp.armeria.common.ExchangeType;
 import com.linecorp.armeria.server.HttpService;
+import com.linecorp.armeria.server.RoutingContext;
 import com.linecorp.armeria.server.ServiceRequestContext;
 import io.sluice.Decision;
 import io.sluice.RateLimiter;
@@ -73,6 +75,15 @@ final class CheckService implements HttpService {
     private record Outcome(String json, boolean rejected, String policyField, String rateLimitField,
                            long retryAfterSeconds, Throwable error) {}
 
+    /**
+     * A check is a small request answered by one response: Armeria collects the body before calling
+     * {@link #serve} instead of streaming it (no stream and queue per request); the body limit holds all the same.
+     */
+    @Override
+    public ExchangeType exchangeType(RoutingContext routingContext) {
+        return ExchangeType.UNARY;
+    }
+
     @Override
     public HttpResponse serve(ServiceRequestContext ctx, HttpRequest req) {
         long start = System.nanoTime();
@@ -88,9 +99,14 @@ final class CheckService implements HttpService {
         List<CheckRequest.Check> checks;
         boolean atomic;
         try {
-            JsonNode root = CheckRequest.parse(body.content().array());
-            checks = batch ? parser.batch(root, snapshot) : List.of(parser.single(root, snapshot));
-            atomic = batch && CheckRequest.atomic(root, checks);
+            if (batch) {
+                JsonNode root = CheckRequest.parse(body.content().array());
+                checks = parser.batch(root, snapshot);
+                atomic = CheckRequest.atomic(root, checks);
+            } else {
+                checks = List.of(parser.single(body.content().array(), snapshot));
+                atomic = false;
+            }
         } catch (InvalidRequestException e) {
             metrics.invalidRequest(API);
             return CompletableFuture.completedFuture(HttpResponses.error(HttpStatus.BAD_REQUEST, e.getMessage()));
