@@ -9,9 +9,7 @@ import com.linecorp.armeria.common.HttpStatus;
 import com.linecorp.armeria.common.MediaType;
 import com.linecorp.armeria.common.ResponseHeaders;
 import com.linecorp.armeria.common.ResponseHeadersBuilder;
-import com.linecorp.armeria.common.ExchangeType;
 import com.linecorp.armeria.server.HttpService;
-import com.linecorp.armeria.server.RoutingContext;
 import com.linecorp.armeria.server.ServiceRequestContext;
 import io.sluice.Decision;
 import io.sluice.RateLimiter;
@@ -74,15 +72,6 @@ final class CheckService implements HttpService {
     /** One decided check: its JSON, and what the single-check response's status and headers need. */
     private record Outcome(String json, boolean rejected, String policyField, String rateLimitField,
                            long retryAfterSeconds, Throwable error) {}
-
-    /**
-     * A check is a small request answered by one response: Armeria collects the body before calling
-     * {@link #serve} instead of streaming it (no stream and queue per request); the body limit holds all the same.
-     */
-    @Override
-    public ExchangeType exchangeType(RoutingContext routingContext) {
-        return ExchangeType.UNARY;
-    }
 
     @Override
     public HttpResponse serve(ServiceRequestContext ctx, HttpRequest req) {

@@ -6,9 +6,7 @@ import com.linecorp.armeria.common.HttpRequest;
 import com.linecorp.armeria.common.HttpResponse;
 import com.linecorp.armeria.common.HttpStatus;
 import com.linecorp.armeria.common.MediaType;
-import com.linecorp.armeria.common.ExchangeType;
 import com.linecorp.armeria.server.HttpService;
-import com.linecorp.armeria.server.RoutingContext;
 import com.linecorp.armeria.server.ServiceRequestContext;
 import io.sluice.Decision;
 import io.sluice.Limit;
@@ -109,21 +107,12 @@ final class StoreService {
 
     /** {@code POST /v1/store/call}. */
     HttpService call() {
-        return new HttpService() {
-            /** One small body, one answer: Armeria collects the body before {@link #serve} (no stream per call). */
-            @Override
-            public ExchangeType exchangeType(RoutingContext routingContext) {
-                return ExchangeType.UNARY;
-            }
-
-            @Override
-            public HttpResponse serve(ServiceRequestContext ctx, HttpRequest req) {
-                long start = System.nanoTime();
-                return HttpResponse.of(req.aggregate().thenCompose(body -> {
-                    CompletableFuture<HttpResponse> response = respond(ctx, body);
-                    return response.whenComplete((r, e) -> metrics.latency(API, start));
-                }).exceptionally(e -> HttpResponses.unreadable(e, maxBodyBytes)));
-            }
+        return (ServiceRequestContext ctx, HttpRequest req) -> {
+            long start = System.nanoTime();
+            return HttpResponse.of(req.aggregate().thenCompose(body -> {
+                CompletableFuture<HttpResponse> response = respond(ctx, body);
+                return response.whenComplete((r, e) -> metrics.latency(API, start));
+            }).exceptionally(e -> HttpResponses.unreadable(e, maxBodyBytes)));
         };
     }
 
