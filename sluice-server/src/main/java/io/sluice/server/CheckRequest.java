@@ -89,10 +89,20 @@ final class CheckRequest {
 
     /** Parses a JSON body. */
     static JsonNode parse(byte[] body) throws InvalidRequestException {
+        requireText(body);
+        return tree(body);
+    }
+
+    /** Refuses an empty body and one that is not UTF-8, before any parsing. */
+    static void requireText(byte[] body) throws InvalidRequestException {
         if (body.length == 0) {
             throw InvalidRequestException.at("", "empty body; expected a JSON object");
         }
         Utf8.require(body);
+    }
+
+    /** The tree of a body that {@link #requireText} accepted. */
+    private static JsonNode tree(byte[] body) throws InvalidRequestException {
         try {
             return MAPPER.readTree(body);
         } catch (JsonProcessingException e) {
@@ -108,6 +118,16 @@ final class CheckRequest {
     /** The one check of a {@code /v1/check} body. */
     Check single(JsonNode root, RuleSet rules) throws InvalidRequestException {
         return check(root, "", rules);
+    }
+
+    /**
+     * The one check of a {@code /v1/check} body, read from its bytes: the common shape straight from Jackson's
+     * token stream ({@link StreamedCheck}), anything else through the tree, so that both answer alike.
+     */
+    Check single(byte[] body, RuleSet rules) throws InvalidRequestException {
+        requireText(body);
+        Check streamed = StreamedCheck.read(this, body, rules);
+        return streamed != null ? streamed : single(tree(body), rules);
     }
 
     /** The checks of a {@code /v1/check/batch} body, all validated before any is decided. */
@@ -284,7 +304,11 @@ final class CheckRequest {
         if (node == null) {
             return Op.TRY;
         }
-        String word = string(node, at);
+        return op(string(node, at), at);
+    }
+
+    /** The op a word names; {@code word} has passed {@link #wellFormed}. */
+    static Op op(String word, String at) throws InvalidRequestException {
         for (Op op : Op.values()) {
             if (op.word.equals(word)) {
                 return op;
@@ -295,7 +319,11 @@ final class CheckRequest {
     }
 
     static RuleSet.Bound rule(JsonNode node, String at, RuleSet rules) throws InvalidRequestException {
-        String name = string(node, at);
+        return rule(string(node, at), at, rules);
+    }
+
+    /** The rule {@code name} (well-formed text) names in {@code rules}. */
+    static RuleSet.Bound rule(String name, String at, RuleSet rules) throws InvalidRequestException {
         RuleSet.Bound bound = rules.rule(name);
         if (bound == null) {
             throw InvalidRequestException.at(at, "unknown rule \"" + name + "\"; " + (rules.rules().isEmpty()
@@ -318,7 +346,11 @@ final class CheckRequest {
         if (node == null) {
             throw InvalidRequestException.at(at, "required: the key to decide for, e.g. \"user:42\"");
         }
-        String key = string(node, at);
+        return key(string(node, at), at);
+    }
+
+    /** Checks a key that is well-formed text. */
+    String key(String key, String at) throws InvalidRequestException {
         if (key.isEmpty()) {
             throw InvalidRequestException.at(at, "must not be empty");
         }
@@ -331,7 +363,11 @@ final class CheckRequest {
     }
 
     static String domain(JsonNode node, String at) throws InvalidRequestException {
-        String domain = string(node, at);
+        return domain(string(node, at), at);
+    }
+
+    /** Checks a domain that is well-formed text. */
+    static String domain(String domain, String at) throws InvalidRequestException {
         if (domain.isEmpty()) {
             throw InvalidRequestException.at(at, "must not be empty (leave it out for the default namespace)");
         }
@@ -360,12 +396,19 @@ final class CheckRequest {
         if (node == null) {
             return 1;
         }
+        // The range every op accepts first (a wrong type is told this range), then the rule's own bound.
+        return permits(integer(node, at, op == Op.PEEK ? 0 : 1, Limit.MAX_COUNT), at, op, bound, key);
+    }
+
+    /** As {@link #permits(JsonNode, String, Op, RuleSet.Bound, String)} for a given integer. */
+    static long permits(long given, String at, Op op, RuleSet.Bound bound, String key)
+            throws InvalidRequestException {
         if (op == Op.TRY_AT_MOST) {
-            return integer(node, at, 1, Limit.MAX_COUNT);
+            return integer(given, at, 1, Limit.MAX_COUNT);
         }
         io.sluice.Rule decides = bound.rule().ruleFor(key);
         long max = Math.min(decides == null ? Limit.MAX_COUNT : decides.maxPermits(), Limit.MAX_COUNT);
-        long permits = integer(node, at, op == Op.PEEK ? 0 : 1, Limit.MAX_COUNT);
+        long permits = integer(given, at, op == Op.PEEK ? 0 : 1, Limit.MAX_COUNT);
         if (permits > max) {
             throw InvalidRequestException.at(at, "must be in [" + (op == Op.PEEK ? 0 : 1) + ", " + max + "] for rule '"
                     + bound.rule().name() + "' (no more can ever be granted at once), was " + permits);
@@ -397,7 +440,11 @@ final class CheckRequest {
             throw InvalidRequestException.at(at, "expected an integer in [" + min + ", " + max + "]; was "
                     + (tooBig ? node.bigIntegerValue().toString() : describe(node)));
         }
-        long value = node.longValue();
+        return integer(node.longValue(), at, min, max);
+    }
+
+    /** {@code value} when in [{@code min}, {@code max}]. */
+    static long integer(long value, String at, long min, long max) throws InvalidRequestException {
         if (value < min || value > max) {
             throw InvalidRequestException.at(at, "expected an integer in [" + min + ", " + max + "]; was " + value);
         }

@@ -88,9 +88,14 @@ final class CheckService implements HttpService {
         List<CheckRequest.Check> checks;
         boolean atomic;
         try {
-            JsonNode root = CheckRequest.parse(body.content().array());
-            checks = batch ? parser.batch(root, snapshot) : List.of(parser.single(root, snapshot));
-            atomic = batch && CheckRequest.atomic(root, checks);
+            if (batch) {
+                JsonNode root = CheckRequest.parse(body.content().array());
+                checks = parser.batch(root, snapshot);
+                atomic = CheckRequest.atomic(root, checks);
+            } else {
+                checks = List.of(parser.single(body.content().array(), snapshot));
+                atomic = false;
+            }
         } catch (InvalidRequestException e) {
             metrics.invalidRequest(API);
             return CompletableFuture.completedFuture(HttpResponses.error(HttpStatus.BAD_REQUEST, e.getMessage()));

@@ -40,6 +40,7 @@ final class Targets {
         t.memory();
         t.remoteClient();
         t.serverCeiling();
+        t.serverOnRedis();
         return t.checks;
     }
 
@@ -74,6 +75,24 @@ final class Targets {
         }
         if (!cases.parts.isEmpty()) {
             cases.check("sluice serve on memory, 64 connections: ≥ 0.7× an empty endpoint of the same HTTP stack");
+        }
+    }
+
+    /**
+     * Issue 14: sluice serve on Redis ≥ 0.8× the library's rate for the same load (the Redis table's async Sluice
+     * row of the same algorithm, keys and requests in flight), as the server table's "server ÷ library".
+     */
+    private void serverOnRedis() {
+        Cases cases = new Cases();
+        for (Measurement m : rows.where(x -> "server".equals(x.suite()) && x.measured()
+                && "redis".equals(x.variant()))) {
+            Double ratio = rows.find("redis", "sluice", m.algorithm(), "async", m.keys(), null, m.inFlight(), "plain")
+                    .map(l -> m.decisionsPerS() / l.decisionsPerS()).orElse(null);
+            cases.add(m.keys() == 1 ? "hot key" : String.format(Locale.ROOT, "%,d keys", m.keys()), ratio,
+                    ratio != null && ratio >= 0.8, Format.ratio(ratio));
+        }
+        if (!cases.parts.isEmpty()) {
+            cases.check("sluice serve on Redis, 64 connections: ≥ 0.8× the library's rate for the same load");
         }
     }
 
