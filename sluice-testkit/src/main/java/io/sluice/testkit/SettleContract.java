@@ -79,7 +79,7 @@ public abstract class SettleContract {
     private static final Duration MINUTE = Duration.ofMinutes(1);
 
     /** Every algorithm that settles, each admitting 10 permits at once. */
-    static Stream<Limit> settleable() {
+    protected static Stream<Limit> settleable() {
         return Stream.of(
                 FixedWindow.of(10, MINUTE),
                 CalendarWindow.of(10, CalendarWindow.Period.DAY, ZoneOffset.UTC),
@@ -93,7 +93,7 @@ public abstract class SettleContract {
 
     @ParameterizedTest
     @MethodSource("settleable")
-    void aRefundGivesBackTheUnusedPartOfTheEstimate(Limit limit) {
+    protected void aRefundGivesBackTheUnusedPartOfTheEstimate(Limit limit) {
         RateLimiter limiter = limiter(limit);
         Charge charge = limiter.tryCharge("k", 6);
         assertThat(charge.allowed()).isTrue();
@@ -109,7 +109,7 @@ public abstract class SettleContract {
 
     @ParameterizedTest
     @MethodSource("settleable")
-    void anExtraChargeIsTakenEvenPastTheLimit(Limit limit) {
+    protected void anExtraChargeIsTakenEvenPastTheLimit(Limit limit) {
         RateLimiter limiter = limiter(limit);
         Charge charge = limiter.tryCharge("k", 4);
         Settlement s = limiter.settle(charge.ticket(), 12);
@@ -119,7 +119,7 @@ public abstract class SettleContract {
 
     @ParameterizedTest
     @MethodSource("settleable")
-    void aTicketSettlesOnce(Limit limit) {
+    protected void aTicketSettlesOnce(Limit limit) {
         RateLimiter limiter = limiter(limit);
         Charge charge = limiter.tryCharge("k", 8);
         assertThat(limiter.settle(charge.ticket(), 2).settled()).isTrue();
@@ -184,7 +184,7 @@ public abstract class SettleContract {
     }
 
     @Test
-    void aTicketCoversEveryLimitOfTheRule() {
+    protected void aTicketCoversEveryLimitOfTheRule() {
         RateLimiter limiter = limiter(FixedWindow.of(10, MINUTE).named("per_minute"),
                 SlidingLog.of(20, Duration.ofHours(1)).named("per_hour"));
         Ticket ticket = limiter.tryCharge("k", 10).ticket();

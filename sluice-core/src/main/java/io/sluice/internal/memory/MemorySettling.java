@@ -70,26 +70,16 @@ final class MemorySettling {
             boolean changed = false;
             List<Limit> charged = t.rule().limits();
             for (int i = 0; i < compiled.size(); i++) {
-                // Each limit the ticket charged, by name, under the same parameters: after updateLimit changed
-                // a limit, the ticket's marks no longer say where its charge went, so that limit is left alone.
-                Limit limit = compiled.algorithm(i).limit();
-                int j = indexOf(charged, limit);
-                if (j >= 0) {
-                    next[i] = settleable(compiled, i).settle(live[i], now, t.marks()[j], t.estimate(), actual);
+                // Each limit as the ticket charged it: same position, same name and parameters. After
+                // updateLimit or a reload changed a limit, the ticket's mark no longer says where its charge went,
+                // so that limit is left alone (the Redis store matches a limit's fingerprint at its position).
+                if (i < charged.size() && charged.get(i).equals(compiled.algorithm(i).limit())) {
+                    next[i] = settleable(compiled, i).settle(live[i], now, t.marks()[i], t.estimate(), actual);
                     changed |= next[i] != live[i];
                 }
             }
             return new MemoryStore.Changed<>(new Settlement(true, t.estimate(), actual), changed ? next : null);
         });
-    }
-
-    private static int indexOf(List<Limit> limits, Limit limit) {
-        for (int j = 0; j < limits.size(); j++) {
-            if (limits.get(j).equals(limit)) {
-                return j;
-            }
-        }
-        return -1;
     }
 
     @SuppressWarnings("unchecked")
