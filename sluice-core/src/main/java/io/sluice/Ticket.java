@@ -10,8 +10,8 @@ import java.util.HexFormat;
  * Immutable; it holds no state of the store, so it may be serialized and settled from another process (the
  * store keeps what the settlement needs under the id, for the ticket's lifetime).
  *
- * <p>The id is chosen by the client: {@link #newId()} draws 128 random bits; an id of the caller's own (an
- * LLM request id, a download id) works as well, as long as it is unique per rule and key while the ticket lives.
+ * <p>The id is chosen on the client side: the limiter draws it with {@link #newId()} (128 random bits); a caller
+ * of {@link Store#charge} passes its own, unique per rule and key while the ticket lives.
  *
  * @param id       1 to 64 characters of {@code [A-Za-z0-9_-]}
  * @param key      the key charged

@@ -15,8 +15,10 @@ public final class Settling {
     /** Why {@code name} cannot settle a ticket; null when it can. */
     public static String why(AlgorithmName name) {
         return switch (name) {
-            case FIXED_WINDOW, CALENDAR_WINDOW, SLIDING_WINDOW, ROLLING_WINDOW, SLIDING_LOG, TOKEN_BUCKET, GCRA,
-                 LEAKY_BUCKET -> null;
+            case FIXED_WINDOW, CALENDAR_WINDOW, SLIDING_WINDOW, ROLLING_WINDOW, SLIDING_LOG, TOKEN_BUCKET, GCRA -> null;
+            // LeakyBucketAlgorithm.settle exists, but a random run found a refund admitting one permit past the
+            // proved bound (SettlePropertiesTest); refused until its derivation is fixed.
+            case LEAKY_BUCKET -> "a refund into nginx's queue is not yet proved to keep the burst bound";
             case SMOOTH_BURSTY, SMOOTH_WARMING_UP -> "Guava's stored permits and next free ticket cannot give back"
                     + " a charge already turned into a wait (and smooth_warming_up's cold interval depends on them)";
             case REFRESH_PERIOD -> "its cycles reserve permits of future cycles, so a refund cannot tell which cycle"

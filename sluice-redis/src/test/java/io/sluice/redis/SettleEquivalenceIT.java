@@ -6,7 +6,6 @@ import io.sluice.CalendarWindow;
 import io.sluice.Charge;
 import io.sluice.FixedWindow;
 import io.sluice.Gcra;
-import io.sluice.LeakyBucket;
 import io.sluice.Limit;
 import io.sluice.RateLimiter;
 import io.sluice.RollingWindow;
@@ -49,9 +48,7 @@ class SettleEquivalenceIT {
                 TokenBucket.of(10, 3, Duration.ofSeconds(1)),
                 TokenBucket.of(10, 3, Duration.ofSeconds(1)).withRefill(TokenBucket.Refill.INTERVAL),
                 TokenBucket.of(10, 3, Duration.ofSeconds(1)).withRefill(TokenBucket.Refill.INTERVAL_ALIGNED),
-                Gcra.of(5, Duration.ofSeconds(1)).withBurst(8),
-                LeakyBucket.of(5, Duration.ofSeconds(1)).withBurst(8).withNodelay(true),
-                LeakyBucket.of(5, Duration.ofSeconds(1)).withBurst(8).withDelay(3));
+                Gcra.of(5, Duration.ofSeconds(1)).withBurst(8));
     }
 
     @ParameterizedTest

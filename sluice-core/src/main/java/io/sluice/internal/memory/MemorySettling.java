@@ -20,6 +20,9 @@ import java.util.List;
  */
 final class MemorySettling {
 
+    /** The mark of a limit the charge left without state (marks are times, never negative). */
+    static final long NOT_CHARGED = -1;
+
     private final MemoryStore store;
     private final TicketBook tickets;
 
@@ -44,8 +47,10 @@ final class MemorySettling {
             if (outcome.decision().allowed()) {
                 marks = new long[compiled.size()];
                 for (int i = 0; i < marks.length; i++) {
+                    // No state after an admission: a shadow limit that would have rejected on a fresh key, so
+                    // charged nothing; its settlement is skipped (NOT_CHARGED, as settle.lua writes it).
                     Object admitted = outcome.states() == null ? live[i] : outcome.states()[i];
-                    marks[i] = settleable(compiled, i).mark(admitted, now);
+                    marks[i] = admitted == null ? NOT_CHARGED : settleable(compiled, i).mark(admitted, now);
                 }
             }
             return new MemoryStore.Changed<>(new Charged(outcome.decision(), marks, now), outcome.states());
@@ -73,7 +78,8 @@ final class MemorySettling {
                 // Each limit as the ticket charged it: same position, same name and parameters. After
                 // updateLimit or a reload changed a limit, the ticket's mark no longer says where its charge went,
                 // so that limit is left alone (the Redis store matches a limit's fingerprint at its position).
-                if (i < charged.size() && charged.get(i).equals(compiled.algorithm(i).limit())) {
+                if (i < charged.size() && charged.get(i).equals(compiled.algorithm(i).limit())
+                        && t.marks()[i] != NOT_CHARGED) {
                     next[i] = settleable(compiled, i).settle(live[i], now, t.marks()[i], t.estimate(), actual);
                     changed |= next[i] != live[i];
                 }

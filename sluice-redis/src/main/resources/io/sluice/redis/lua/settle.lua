@@ -29,7 +29,12 @@ local function sluice_tickets()
     for i = 1, #limits do
       local limit = limits[i]
       parts[#parts + 1] = limit.fingerprint
-      parts[#parts + 1] = sluice.fmt_int(limit.alg.mark(limit.state, now, limit.p))
+      -- No state after the admission: a shadow limit that would have rejected a fresh key, charged nothing.
+      if limit.state == nil then
+        parts[#parts + 1] = "-1"
+      else
+        parts[#parts + 1] = sluice.fmt_int(limit.alg.mark(limit.state, now, limit.p))
+      end
     end
     local ttl = math.ceil(life / 1000)
     if client_time then
@@ -56,7 +61,7 @@ local function sluice_tickets()
     if actual ~= estimate then
       for i = 1, math.min(count, #limits) do
         local limit = limits[i]
-        if w[2 + 2 * i] == limit.fingerprint then
+        if w[2 + 2 * i] == limit.fingerprint and w[3 + 2 * i] ~= "-1" then
           local next_state = limit.alg.settle(limit.state, now, sluice.arg_int(w[3 + 2 * i]), estimate, actual, limit.p)
           if next_state ~= limit.state or limit.dirty then
             commit(limit, next_state)
