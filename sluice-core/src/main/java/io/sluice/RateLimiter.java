@@ -89,6 +89,40 @@ public interface RateLimiter extends AutoCloseable {
     /** Returns a lease granted by the rule's {@link Concurrency} limit; false if unknown or expired. */
     boolean release(String key, long lease);
 
+    /**
+     * Charges an estimate now, to settle when the real cost is known (an LLM call's tokens, a download's bytes):
+     * all or nothing as {@link #tryAcquire(String, long)}, and when admitted the returned {@link Charge} holds a
+     * {@link Ticket} for {@link #settle}. A ticket not settled within {@link Ticket#DEFAULT_LIFETIME} stays
+     * charged at its estimate. Not Guava's or Bucket4j's {@code reserve} (admit with a wait: {@link #reserve});
+     * see docs/reference/settle.md.
+     *
+     * @throws IllegalArgumentException for an invalid key or an estimate out of range
+     * @throws UnsupportedOperationException when the store or an algorithm of the rule cannot refund (the
+     *                                       message names the limit)
+     */
+    default Charge tryCharge(String key, long estimate) {
+        return tryCharge(key, estimate, Ticket.DEFAULT_LIFETIME);
+    }
+
+    /** {@link #tryCharge(String, long)} with a ticket that lives {@code lifetime} (1 ms to 1 day). */
+    Charge tryCharge(String key, long estimate, java.time.Duration lifetime);
+
+    /** {@link #tryCharge(String, long, java.time.Duration)} without blocking the caller on a remote store. */
+    CompletableFuture<Charge> tryChargeAsync(String key, long estimate, java.time.Duration lifetime);
+
+    /**
+     * Settles a ticket at its actual cost: more than the estimate charges the difference (even past the limit:
+     * the key owes it, nothing more is admitted), less refunds the rest into the windows or buckets that were
+     * charged, where they still count. Idempotent: a ticket settles once; settling it again, or after it
+     * expired, changes nothing and says so ({@link Settlement#settled()} false).
+     *
+     * @throws IllegalArgumentException for a null ticket or {@code actual} out of [0, {@link Limit#MAX_COUNT}]
+     */
+    Settlement settle(Ticket ticket, long actual);
+
+    /** {@link #settle} without blocking the caller on a remote store. */
+    CompletableFuture<Settlement> settleAsync(Ticket ticket, long actual);
+
     /** Forgets the key's state in every limit of the rule. */
     void reset(String key);
 

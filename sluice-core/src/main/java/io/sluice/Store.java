@@ -75,6 +75,40 @@ public interface Store extends AutoCloseable {
     /** As {@link #release}, without blocking the caller. */
     CompletableFuture<Boolean> releaseAsync(Rule rule, String key, long lease);
 
+    /**
+     * Charges {@code estimate} permits to {@code key} under every limit of {@code rule} as a {@code tryAcquire}
+     * would, all or nothing, and when admitted keeps ticket {@code ticketId} for {@code lifetimeMicros}: what
+     * {@link #settle} needs to charge the difference or refund into the windows or buckets charged
+     * (docs/reference/settle.md). Arguments were checked by the limiter ({@link Ticket}).
+     *
+     * @throws UnsupportedOperationException when this store, or an algorithm of the rule, cannot settle tickets
+     */
+    default Decision charge(Rule rule, String key, long estimate, String ticketId, long lifetimeMicros) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot charge an estimate to settle later");
+    }
+
+    /** As {@link #charge}, without blocking the caller. */
+    default CompletableFuture<Decision> chargeAsync(Rule rule, String key, long estimate, String ticketId,
+                                                    long lifetimeMicros) {
+        return CompletableFuture.completedFuture(charge(rule, key, estimate, ticketId, lifetimeMicros));
+    }
+
+    /**
+     * Settles ticket {@code ticketId} of {@code key} at {@code actual} and forgets it, atomically: more than the
+     * estimate charges the difference unconditionally, less refunds it where the algorithm allows. A ticket not
+     * held (settled already, expired, never charged) changes nothing and answers {@link Settlement#unknown()}.
+     *
+     * @throws UnsupportedOperationException when this store cannot settle tickets
+     */
+    default Settlement settle(Rule rule, String key, String ticketId, long actual) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot settle tickets");
+    }
+
+    /** As {@link #settle}, without blocking the caller. */
+    default CompletableFuture<Settlement> settleAsync(Rule rule, String key, String ticketId, long actual) {
+        return CompletableFuture.completedFuture(settle(rule, key, ticketId, actual));
+    }
+
     /** Forgets all state of {@code key} under {@code rule}: the next request sees a fresh key. */
     void reset(Rule rule, String key);
 

@@ -1,14 +1,17 @@
 package io.sluice.internal;
 
+import io.sluice.Charge;
 import io.sluice.Decision;
 import io.sluice.Limit;
 import io.sluice.RateLimiter;
 import io.sluice.RefreshPeriod;
 import io.sluice.Request;
 import io.sluice.Rule;
+import io.sluice.Settlement;
 import io.sluice.Sleeper;
 import io.sluice.SluiceListener;
 import io.sluice.Store;
+import io.sluice.Ticket;
 import io.sluice.Tier;
 import io.sluice.internal.algorithm.Arith;
 import java.time.Duration;
@@ -216,6 +219,77 @@ public final class DefaultRateLimiter implements RateLimiter {
             sleeper.sleepMicros(pause);
             budget = budget == Long.MAX_VALUE ? budget : budget - pause;
         }
+    }
+
+    @Override
+    public Charge tryCharge(String key, long estimate, Duration lifetime) {
+        Rule r = rule;
+        Charging c = charging(r, key, estimate, lifetime);
+        Decision d = c.storeless != null ? c.storeless
+                : c.tier(store.charge(c.rule, key, estimate, c.id, c.lifetimeMicros));
+        return c.charge(listening ? tell(r, key, d) : d);
+    }
+
+    @Override
+    public CompletableFuture<Charge> tryChargeAsync(String key, long estimate, Duration lifetime) {
+        Rule r = rule;
+        Charging c = charging(r, key, estimate, lifetime);
+        CompletableFuture<Decision> f = c.storeless != null ? CompletableFuture.completedFuture(c.storeless)
+                : store.chargeAsync(c.rule, key, estimate, c.id, c.lifetimeMicros).thenApply(c::tier);
+        return f.thenApply(d -> c.charge(listening ? tell(r, key, d) : d));
+    }
+
+    @Override
+    public Settlement settle(Ticket ticket, long actual) {
+        checkTicket(ticket, actual);
+        Rule r = rule.ruleFor(ticket.key());
+        // A key of an unlimited or blocked tier was never charged in the store: there is nothing to settle.
+        return r == null ? Settlement.unknown() : store.settle(r, ticket.key(), ticket.id(), actual);
+    }
+
+    @Override
+    public CompletableFuture<Settlement> settleAsync(Ticket ticket, long actual) {
+        checkTicket(ticket, actual);
+        Rule r = rule.ruleFor(ticket.key());
+        return r == null ? CompletableFuture.completedFuture(Settlement.unknown())
+                : store.settleAsync(r, ticket.key(), ticket.id(), actual);
+    }
+
+    /**
+     * A checked {@link #tryCharge}: the rule that decides the key (its tier's), the ticket id and lifetime, or the
+     * decision of an unlimited or blocked tier, which needs no store.
+     */
+    private record Charging(Rule rule, Tier tierOfLimits, String key, long estimate, String id, long lifetimeMicros,
+                            Decision storeless) {
+        Decision tier(Decision d) {
+            return tierOfLimits == null ? d : d.withTier(tierOfLimits.name());
+        }
+
+        Charge charge(Decision d) {
+            return new Charge(d, d.allowed() ? new Ticket(id, key, estimate) : null);
+        }
+    }
+
+    private static void checkTicket(Ticket ticket, long actual) {
+        if (ticket == null) {
+            throw new IllegalArgumentException("ticket must not be null");
+        }
+        Ticket.checkActual(actual);
+    }
+
+    private static Charging charging(Rule r, String key, long estimate, Duration lifetime) {
+        RateLimiter.checkKey(key);
+        long lifetimeMicros = Ticket.lifetimeMicros(lifetime);
+        Rule decides = r.ruleFor(key);
+        long max = decides == null ? Limit.MAX_COUNT : Math.min(decides.maxPermits(), Limit.MAX_COUNT);
+        if (estimate < 1 || estimate > max) {
+            throw new IllegalArgumentException("estimate must be in [1, " + max + "]"
+                    + (decides == null ? "" : " for rule '" + decides.name() + "'") + ", was " + estimate);
+        }
+        Tier tier = r.tierFor(key);
+        Decision storeless = decides == null ? tier.decide(Request.tryAcquire(estimate)) : null;
+        return new Charging(decides, tier != null && decides != null ? tier : null, key, estimate, Ticket.newId(),
+                lifetimeMicros, storeless);
     }
 
     @Override

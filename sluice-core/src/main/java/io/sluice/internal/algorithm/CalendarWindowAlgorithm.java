@@ -59,7 +59,7 @@ import io.sluice.Limit;
  * Boundaries are whole seconds in microseconds, at most {@link CalendarPeriods#END} = {@code 2^53 + 2}; counts
  * at most {@code 2·10^12}; every difference {@code windowEnd − now} is exact in a double.
  */
-final class CalendarWindowAlgorithm implements Algorithm<CalendarWindowAlgorithm.State> {
+final class CalendarWindowAlgorithm implements Algorithm<CalendarWindowAlgorithm.State>, Settleable<CalendarWindowAlgorithm.State> {
 
     /**
      * @param windowEnd end of the window the counter belongs to (µs since the epoch)
@@ -125,5 +125,29 @@ final class CalendarWindowAlgorithm implements Algorithm<CalendarWindowAlgorithm
 
     private long remaining(long charged) {
         return Math.max(0, limit.limit() - charged);
+    }
+
+    /*
+     * Settling a ticket (Settleable), as fixed_window: the mark is the end of the calendar window charged; a
+     * refund lowers that window's count while it is still the current one (count 0: no state), never a later
+     * window's; an extra charge goes to the window current at now, past the limit if need be.
+     */
+    @Override
+    public long mark(State admitted, long now) {
+        return admitted.windowEnd();
+    }
+
+    @Override
+    public State settle(State state, long now, long mark, long estimate, long actual) {
+        long count = countAt(state, now);
+        if (actual > estimate) {
+            long end = count > 0 ? state.windowEnd() : CalendarPeriods.end(limit, now);
+            return new State(end, Math.min(Limit.MAX_COUNT, count + (actual - estimate)));
+        }
+        if (actual == estimate || count == 0 || state.windowEnd() != mark) {
+            return state;
+        }
+        long left = count - (estimate - actual);
+        return left <= 0 ? null : new State(mark, left);
     }
 }

@@ -97,7 +97,7 @@ import io.sluice.Limit;
  * Envoy counts rejected hits always; here that is the {@code countRejected} option (default off). Envoy's
  * windows are whole seconds to days; here any whole number of microseconds. Envoy's counter is a uint32.
  */
-final class FixedWindowAlgorithm implements SyncableAlgorithm<FixedWindowAlgorithm.State> {
+final class FixedWindowAlgorithm implements SyncableAlgorithm<FixedWindowAlgorithm.State>, Settleable<FixedWindowAlgorithm.State> {
 
     /** Where counts saturate: above every valid limit, so a saturated count rejects exactly as the true one. */
     static final long COUNT_CEILING = Limit.MAX_COUNT + 1;
@@ -225,5 +225,35 @@ final class FixedWindowAlgorithm implements SyncableAlgorithm<FixedWindowAlgorit
 
     private long remaining(long charged) {
         return Math.max(0, limit.limit() - charged);
+    }
+
+    /*
+     * Settling a ticket (Settleable). The mark is the start of the window the charge went into. A refund lowers
+     * that window's count, and only while it is still the window counting at now: once it has ended its permits
+     * count nowhere, and handing them to a later window would let that window admit more than its limit. So
+     * every window's count stays the sum of what its charges cost in the end, and admission still keeps it at
+     * most the limit. A count of 0 is no state (the next request opens a window, as for a new key; for EPOCH
+     * alignment the same window). An extra charge goes to the window counting at now, opened if need be,
+     * past the limit if need be (capped at COUNT_CEILING like every count): the key owes it, so that window
+     * admits that much less.
+     */
+    @Override
+    public long mark(State admitted, long now) {
+        return admitted.windowStart();
+    }
+
+    @Override
+    public State settle(State state, long now, long mark, long estimate, long actual) {
+        long t = clock(state, now);
+        long count = countAt(state, t);
+        if (actual > estimate) {
+            long start = count > 0 ? state.windowStart() : openingAt(t);
+            return new State(start, Math.min(COUNT_CEILING, count + (actual - estimate)));
+        }
+        if (actual == estimate || count == 0 || state.windowStart() != mark) {
+            return state;
+        }
+        long left = count - (estimate - actual);
+        return left <= 0 ? null : new State(mark, left);
     }
 }

@@ -66,7 +66,7 @@ import io.sluice.Limit;
  */
 
 /** {@code gcra}: redis_rate's allowN / allowAtMost with exact microseconds; see the derivation above. */
-final class GcraAlgorithm implements Algorithm<GcraAlgorithm.State> {
+final class GcraAlgorithm implements Algorithm<GcraAlgorithm.State>, Settleable<GcraAlgorithm.State> {
 
 
     /** @param tat the theoretical arrival time, µs */
@@ -141,5 +141,42 @@ final class GcraAlgorithm implements Algorithm<GcraAlgorithm.State> {
 
     static long duration(long micros) {
         return micros > Arith.MAX_TIME ? Arith.NEVER : Math.max(0, micros);
+    }
+
+    /*
+     * Settling a ticket (Settleable). The mark is the TAT the charge left, A. An extra charge of d permits
+     * moves the TAT on by d·T from max(TAT, now), as d more admitted permits would, but unconditionally (the
+     * key is in debt: the next permit conforms d·T later); it stops at MAX_TIME, "never" to this store.
+     *
+     * A refund of r permits may not simply move the TAT back by r·T. Write the TAT after admissions
+     * (t_k, p_k) as max over k of (t_k + Σ_{j≥k} p_j·T): lowering the charge p_i by r lowers the terms k ≤ i by
+     * r·T and leaves the later terms alone, and a later admission that found the key idle (t_k past the TAT)
+     * starts such a term. Example, burst 3, T = 250 ms: charge 3 at 0 (A = 750 ms); at 750 ms try 3 (TAT
+     * 1500 ms); refunding 3·T now would make the TAT 750 ms and admit 3 more at once, 6 in one instant.
+     * What is sound: while the charge's advance still lies ahead (A > now) no later admission found the key
+     * idle (each came before A, hence before the TAT), so every later term is at most now + Σ_{j>i} p_j·T =
+     * TAT − (A − now); the TAT the final cost gives is then at most TAT − min(r·T, A − now), and that is the
+     * TAT written: the part of the charge still ahead of now is undone, the part already elapsed is not.
+     * With A <= now there is nothing left to undo. It never goes below now (TAT >= A). A TAT at now is no
+     * state. (A reset between charge and settlement already forgave the charge; then TAT < A may hold and the
+     * refund may give back what the reset gave back: resets are the operator's, and forgive more anyway.)
+     */
+    @Override
+    public long mark(State admitted, long now) {
+        return Math.min(admitted.tat(), Arith.MAX_TIME);
+    }
+
+    @Override
+    public State settle(State state, long now, long mark, long estimate, long actual) {
+        if (actual > estimate) {
+            long tat = state == null ? now : Math.max(state.tat(), now);
+            return new State(Math.min(Arith.MAX_TIME, Arith.addSat(tat, Arith.mulSat(actual - estimate, interval))));
+        }
+        if (actual == estimate || state == null || state.tat() <= now || mark <= now) {
+            return state;
+        }
+        long back = Math.min(Arith.mulSat(estimate - actual, interval), mark - now);
+        long tat = Math.max(now, state.tat() - back);
+        return tat <= now ? null : new State(tat);
     }
 }

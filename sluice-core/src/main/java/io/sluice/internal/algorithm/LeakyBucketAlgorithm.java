@@ -71,7 +71,7 @@ import io.sluice.Limit;
  */
 
 /** {@code leaky_bucket}: nginx limit_req's excess, burst and delay; see the derivation above. */
-final class LeakyBucketAlgorithm implements Algorithm<LeakyBucketAlgorithm.State> {
+final class LeakyBucketAlgorithm implements Algorithm<LeakyBucketAlgorithm.State>, Settleable<LeakyBucketAlgorithm.State> {
 
     private static final long ONE = 1000;
 
@@ -176,5 +176,45 @@ final class LeakyBucketAlgorithm implements Algorithm<LeakyBucketAlgorithm.State
 
     private static long until(long at, long now) {
         return at == Arith.NEVER ? Arith.NEVER : Math.max(0, at - now);
+    }
+
+    /*
+     * Settling a ticket (Settleable). The mark is when the queue the charge left would have drained, A
+     * (expiresAt of the admitted state). In nginx's terms the queue's level at now is L = max(0, excess + 1000
+     * − leak) milli-requests (baseExcess: what a one-permit request sees). A refund of r permits lowers it by
+     * min(1000·r, leak over [now, A)): as for GCRA (whose derivation this is, the level being the TAT scaled),
+     * only the part of the charge still queued ahead of now can be taken out; a queue that has drained past
+     * the charge since (A <= now) and filled again holds later requests only. L' <= 0 is an empty queue, no
+     * state. The new
+     * state is (max(0, L' − 1000), now): last moves to now with the leak applied, which loses less than one
+     * milli-request of leak to rounding (the queue drains no faster than before: never more admitted), and an
+     * L' below 1000 is kept as 1000 (the state cannot hold less than one queued request). An extra charge of d
+     * permits is the admission of d permits without the burst test: excess = L + 1000·(d − 1), capped at
+     * MAX_EXCESS so the port's products stay in range (a queue of 10^9 requests is "never" already).
+     */
+    private static final long MAX_EXCESS = 1_000_000_000_000L;
+
+    @Override
+    public long mark(State admitted, long now) {
+        return Math.min(expiresAt(admitted), Arith.MAX_TIME);
+    }
+
+    @Override
+    public State settle(State state, long now, long mark, long estimate, long actual) {
+        if (actual == estimate || (state == null && actual < estimate)) {
+            return state;
+        }
+        long base = baseExcess(state, now);
+        long last = state == null || now > state.last() ? now : state.last();
+        if (actual > estimate) {
+            long excess = Arith.addSat(base, Arith.mulSat(actual - estimate - 1, ONE));
+            return new State(Math.min(MAX_EXCESS, excess), last);
+        }
+        if (mark <= now) {
+            return state;
+        }
+        long ahead = Arith.mulDivFloor(leakPerPeriod, mark - now, period);
+        long level = base - Math.min(Arith.mulSat(estimate - actual, ONE), ahead);
+        return level <= 0 ? null : new State(Math.max(0, level - ONE), last);
     }
 }

@@ -91,7 +91,7 @@ import java.util.Arrays;
  * buckets as Istio does (a sorted set scored by start with unique members {@code "<start>:<count>"}, unique
  * because starts are) or as one flat list.
  */
-final class RollingWindowAlgorithm implements Algorithm<RollingWindowAlgorithm.State> {
+final class RollingWindowAlgorithm implements Algorithm<RollingWindowAlgorithm.State>, Settleable<RollingWindowAlgorithm.State> {
 
     /** @param buckets pairs {@code (start, count)}, oldest first, starts strictly increasing, counts &gt;= 1 */
     record State(long[] buckets) {
@@ -227,5 +227,43 @@ final class RollingWindowAlgorithm implements Algorithm<RollingWindowAlgorithm.S
 
     private static long newest(long[] buckets) {
         return buckets[buckets.length - 2];
+    }
+
+    /*
+     * Settling a ticket (Settleable). The mark is the start of the bucket the charge went into. A refund lowers
+     * that bucket's count while the bucket is live (a bucket at 0 leaves the state); a bucket that has left the
+     * window counts nowhere, so there is nothing to give back. The guarantee above is unchanged: every live
+     * bucket still holds no more than the permits admitted into it (their final cost), and the admission
+     * check counted them. An extra charge goes into the open bucket at now, as an admission would put it,
+     * past the limit if need be.
+     */
+    @Override
+    public long mark(State admitted, long now) {
+        return newest(admitted.buckets());
+    }
+
+    @Override
+    public State settle(State state, long now, long mark, long estimate, long actual) {
+        long t = clock(state, now);
+        long[] live = live(state, t, window);
+        if (actual > estimate) {
+            return new State(charged(live, t, actual - estimate));
+        }
+        for (int i = 0; i < live.length && actual < estimate; i += 2) {
+            if (live[i] == mark) {
+                long left = live[i + 1] - (estimate - actual);
+                long[] after;
+                if (left > 0) {
+                    after = live.clone();
+                    after[i + 1] = left;
+                } else {
+                    after = new long[live.length - 2];
+                    System.arraycopy(live, 0, after, 0, i);
+                    System.arraycopy(live, i + 2, after, i, live.length - i - 2);
+                }
+                return after.length == 0 ? null : new State(after);
+            }
+        }
+        return state;
     }
 }

@@ -97,7 +97,7 @@ import java.util.Arrays;
  * keep the log minus the entries that had already left the old window at the time of the change, so the
  * outcome does not depend on whether a store already dropped an expired state.
  */
-final class SlidingLogAlgorithm implements Algorithm<SlidingLogAlgorithm.State> {
+final class SlidingLogAlgorithm implements Algorithm<SlidingLogAlgorithm.State>, Settleable<SlidingLogAlgorithm.State> {
 
     /**
      * @param log pairs {@code (time, permits)}, oldest first, times strictly increasing, permits &gt;= 1,
@@ -268,5 +268,44 @@ final class SlidingLogAlgorithm implements Algorithm<SlidingLogAlgorithm.State> 
 
     private static long newest(long[] log) {
         return log[log.length - 2];
+    }
+
+    /*
+     * Settling a ticket (Settleable). The mark is the time of the entry the charge went into (its permits may
+     * share it with other requests of the same microsecond). A refund removes that many permits from the entry
+     * while it is in the window (an entry at 0 leaves the log); the log is then exactly the one the final cost
+     * would have written, so every window still holds at most the limit. The gap rule reads the newest entry:
+     * if the refund removes it, the gap is measured from the entry before, as if the charge had cost nothing.
+     * An entry that has left the window counts nowhere: nothing to give back. An extra charge appends the
+     * permits at now, past the limit if need be, then the log is capped as after every write.
+     */
+    @Override
+    public long mark(State admitted, long now) {
+        return newest(admitted.log());
+    }
+
+    @Override
+    public State settle(State state, long now, long mark, long estimate, long actual) {
+        long t = clock(state, now);
+        long[] log = inWindow(state, t, window);
+        if (actual > estimate) {
+            return new State(capped(appended(log, t, actual - estimate)));
+        }
+        for (int i = 0; i < log.length && actual < estimate; i += 2) {
+            if (log[i] == mark) {
+                long left = log[i + 1] - (estimate - actual);
+                long[] after;
+                if (left > 0) {
+                    after = log.clone();
+                    after[i + 1] = left;
+                } else {
+                    after = new long[log.length - 2];
+                    System.arraycopy(log, 0, after, 0, i);
+                    System.arraycopy(log, i + 2, after, i, log.length - i - 2);
+                }
+                return after.length == 0 ? null : new State(after);
+            }
+        }
+        return state;
     }
 }

@@ -123,7 +123,7 @@ import io.sluice.SlidingWindow;
  * admits while the real-valued estimate plus the request is below {@code limit + 1}. Requests may ask for
  * several permits. Windows are any whole number of microseconds.
  */
-final class SlidingWindowAlgorithm implements SyncableAlgorithm<SlidingWindowAlgorithm.State> {
+final class SlidingWindowAlgorithm implements SyncableAlgorithm<SlidingWindowAlgorithm.State>, Settleable<SlidingWindowAlgorithm.State> {
 
     /** Where absorbed counts saturate: above every valid limit (see the essay, "Absorbing"). */
     static final long COUNT_CEILING = Limit.MAX_COUNT + 1;
@@ -311,5 +311,40 @@ final class SlidingWindowAlgorithm implements SyncableAlgorithm<SlidingWindowAlg
 
     long remaining(long counted) {
         return Math.max(0, limit.limit() - counted);
+    }
+
+    /*
+     * Settling a ticket (Settleable). The mark is the aligned start of the window whose count the charge
+     * raised. At now that window is either still current (the refund lowers `current`), the previous one (it
+     * lowers `previous`, which still weighs in the estimate), or gone (nothing to give back: the charge no
+     * longer counts). Each count stays the sum of what its charges cost in the end, so the estimate is the
+     * one the final costs would have given and an aligned window still never admits more than the limit. Both
+     * counts 0 is no state. An extra charge adds to the current window's count, past the limit if need be.
+     */
+    @Override
+    public long mark(State admitted, long now) {
+        return admitted.windowStart();
+    }
+
+    @Override
+    public State settle(State state, long now, long mark, long estimate, long actual) {
+        long t = state == null ? now : Math.max(now, state.windowStart());
+        State seen = rolled(state, t);
+        if (actual > estimate) {
+            return new State(seen.windowStart(), seen.previous(),
+                    Math.min(COUNT_CEILING, seen.current() + (actual - estimate)));
+        }
+        long refund = estimate - actual;
+        State after;
+        if (refund == 0) {
+            return state;
+        } else if (seen.windowStart() == mark) {
+            after = new State(mark, seen.previous(), Math.max(0, seen.current() - refund));
+        } else if (seen.windowStart() - window == mark) {
+            after = new State(seen.windowStart(), Math.max(0, seen.previous() - refund), seen.current());
+        } else {
+            return state;
+        }
+        return after.previous() == 0 && after.current() == 0 ? null : after;
     }
 }

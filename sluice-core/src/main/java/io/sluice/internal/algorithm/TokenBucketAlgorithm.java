@@ -96,7 +96,7 @@ import io.sluice.TokenBucket.Refill;
  */
 
 /** {@code token_bucket}: Bucket4j's bandwidth refill and reservations; see the derivation above. */
-final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State> {
+final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State>, Settleable<TokenBucketAlgorithm.State> {
 
     /** Most tokens the bucket may be below full (after reservations): keeps counts exact in doubles. */
     static final long MAX_DEFICIT = Arith.MAX_TIME;
@@ -379,5 +379,70 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
             y = t;
         }
         return x;
+    }
+
+    /*
+     * Settling a ticket (Settleable). The mark is when the bucket the charge left would be full again, A
+     * (fullAt of the admitted state, at most MAX_TIME). The bucket is first refilled up to now, as a step
+     * would. An extra charge of d permits takes d more tokens unconditionally (Bucket4j's forceAddTokens with
+     * a negative count, or consumeIgnoringRateLimits): tokens may go below zero, down to capacity − MAX_DEFICIT
+     * like a reservation, and the refill pays the debt off before anything is admitted.
+     *
+     * A refund of r permits cannot simply put r tokens back (Bucket4j's addTokens). Example: capacity 5,
+     * 2 per second; charge 5 at 0 (empty); at 1 s take the 2 refilled tokens; a refund of 5 at 1 s would admit 5
+     * more at once, 7 in an instant, where a charge of 0 leaves a full bucket that the refill cannot overfill
+     * (5 at 0, 3 at 1 s after the 2). The refill that arrived while the tokens were out is what a smaller
+     * charge would have lost at capacity. A token bucket is a GCRA whose TAT is the time the bucket is full
+     * (each token T = b/a µs; see GcraAlgorithm's settlement): the sound refund is min(r, the tokens the refill
+     * brings in [now, A)), the part of the charge the bucket has not yet refilled; with A <= now, none.
+     * GREEDY counts floor(a·(A − now)/b) tokens, INTERVAL styles refillTokens per period end in (now, A];
+     * rounding down only gives back less.
+     * A full bucket is written as `full` writes it (roundingError cleared, INTERVAL's phase forgotten), the
+     * state a fresh key has; with initialTokens == capacity it has expired at once and the store drops it.
+     * No state takes no refund: it is a key reset or dropped since the charge (and, with initialTokens <
+     * capacity, a fresh bucket must start from initialTokens, not more).
+     */
+    @Override
+    public long mark(State admitted, long now) {
+        return Math.min(fullAt(admitted), Arith.MAX_TIME);
+    }
+
+    /** When {@code s} is full again: the time its refill brings it to capacity. */
+    private long fullAt(State s) {
+        return readyAt(s.tokens(), s.lastRefill(), s.roundingError(), capacity);
+    }
+
+    /** Tokens the refill brings to {@code s} (refilled up to now) in [now, until), at most the first whole periods. */
+    private long refillBetween(State s, long now, long until) {
+        if (until <= now) {
+            return 0;
+        }
+        if (style == Refill.GREEDY) {
+            return Arith.mulDivFloor(a, until - now, b);
+        }
+        long from = Math.max(now, s.lastRefill());
+        long ends = Math.floorDiv(until - s.lastRefill(), period) - Math.floorDiv(from - s.lastRefill(), period);
+        return Arith.mulSat(Math.max(0, ends), refillTokens);
+    }
+
+    @Override
+    public State settle(State state, long now, long mark, long estimate, long actual) {
+        if (actual == estimate || (state == null && actual < estimate)) {
+            return state;
+        }
+        State s = refilled(state, now, 0);
+        if (actual > estimate) {
+            long tokens = Math.max(capacity - MAX_DEFICIT, s.tokens() - (actual - estimate));
+            return new State(tokens, s.lastRefill(), s.roundingError());
+        }
+        long refund = Math.min(estimate - actual, refillBetween(s, now, mark));
+        if (refund == 0) {
+            return state;
+        }
+        long tokens = s.tokens() + refund;
+        if (tokens >= capacity) {
+            return full(Math.max(now, s.lastRefill()), s.lastRefill(), 0);
+        }
+        return new State(tokens, s.lastRefill(), s.roundingError());
     }
 }

@@ -4,6 +4,7 @@ import io.sluice.Clock;
 import io.sluice.Decision;
 import io.sluice.Request;
 import io.sluice.Rule;
+import io.sluice.Settlement;
 import io.sluice.Store;
 import io.sluice.internal.CompiledRule;
 import io.sluice.internal.RuleEvaluator;
@@ -82,6 +83,9 @@ public final class MemoryStore implements Store {
         this(clock, maxKeys, true);
     }
 
+    /** Charges and settlements of estimated costs, and their bounded ticket table (as many tickets as keys). */
+    private final MemorySettling settling;
+
     /**
      * @param singleLimitPath whether rules of one limit take {@link #decideOne} (and {@link #decideInPlace});
      *                        false runs every rule through {@link #decideSeveral}, the reference the tests hold
@@ -91,6 +95,7 @@ public final class MemoryStore implements Store {
         this.clock = clock;
         this.singleLimitPath = singleLimitPath;
         this.reclaimer = new KeyReclaimer(clock, maxKeys, namespaces);
+        this.settling = new MemorySettling(this, maxKeys);
     }
 
     @Override
@@ -342,6 +347,63 @@ public final class MemoryStore implements Store {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
+    }
+
+    @Override
+    public Decision charge(Rule rule, String key, long estimate, String ticketId, long lifetimeMicros) {
+        return settling.charge(rule, key, estimate, ticketId, lifetimeMicros);
+    }
+
+    @Override
+    public Settlement settle(Rule rule, String key, String ticketId, long actual) {
+        return settling.settle(rule, key, ticketId, actual);
+    }
+
+    /** A pure change of one key's states: what {@link #change} commits, and what it answers. */
+    interface Change<R> {
+        /**
+         * @param states the stored states (migrated to {@code rule}), one per slot
+         * @param live   the same with states expired at {@code now} as null ({@link CompiledRule#live})
+         * @return what to answer and the states to write ({@code next} null: write nothing)
+         */
+        Changed<R> apply(CompiledRule rule, Object[] states, Object[] live, long now);
+    }
+
+    record Changed<R>(R value, Object[] next) {}
+
+    /**
+     * Applies {@code change} to the key's states atomically, as {@link #decideSeveral} applies a decision: the
+     * other operations on a key ({@link MemorySettling}'s charge and settlement) go through here.
+     */
+    <R> R change(Rule rule, String key, Change<R> change) {
+        Namespace ns = namespace(rule);
+        CompiledRule compiled = compiled(ns, rule);
+        reclaimer.maybeSweep();
+        for (;;) {
+            Holder holder = ns.keys.get(key);
+            Entry current = holder == null ? null : holder.get();
+            if (Entry.busy(current)) {
+                continue;
+            }
+            if (settle(holder, current)) {
+                continue;
+            }
+            long now = now();
+            Object[] states = statesFor(current, compiled, now);
+            Object[] live = compiled.live(states, now);
+            Changed<R> changed = change.apply(compiled, states, live, now);
+            if (changed.next() == null && (current == null || current.rule() == compiled)) {
+                return changed.value();
+            }
+            Object[] next = changed.next() == null ? states : keepExpired(compiled, changed.next(), live, states, now);
+            if (commit(ns, key, holder, current, Entry.of(compiled, next, compiled.expiresAt(next)))) {
+                return changed.value();
+            }
+        }
+    }
+
+    long clockNow() {
+        return now();
     }
 
     @Override

@@ -67,14 +67,31 @@ final class DecisionCall {
             permits = permitsOf(t, request, permits);
         }
         return build(targets, op(request.op()), Long.toString(permits),
-                Long.toString(request.maxWaitMicros()), now, id, layout, dedupTtlMillis, request);
+                Long.toString(request.maxWaitMicros()), now, id, layout, dedupTtlMillis, request, null);
+    }
+
+    /**
+     * A charge of {@code estimate} that, when admitted, writes ticket {@code ticketKey} living
+     * {@code lifetimeMicros} (rule.lua's "charge"; settle.lua).
+     */
+    static DecisionCall charge(Target target, long estimate, String ticketKey, long lifetimeMicros, String now,
+                               String requestId, KeyLayout layout, String dedupTtlMillis) {
+        return build(List.of(target), "charge", Long.toString(estimate), Long.toString(lifetimeMicros), now,
+                requestId, layout, dedupTtlMillis, Request.tryAcquire(estimate), ticketKey);
+    }
+
+    /** The settlement of ticket {@code ticketKey} at {@code actual} (rule.lua's "settle"; settle.lua). */
+    static DecisionCall settle(Target target, String ticketKey, long actual, String now, String requestId,
+                               KeyLayout layout, String dedupTtlMillis) {
+        return build(List.of(target), "settle", Long.toString(actual), "0", now, requestId, layout, dedupTtlMillis,
+                null, ticketKey);
     }
 
     /** A return of {@code lease} to the limits of one target. */
     static DecisionCall release(Target target, long lease, String now, String requestId, KeyLayout layout,
                                 String dedupTtlMillis) {
         return build(List.of(target), "release", Long.toString(lease), "0", now, requestId, layout, dedupTtlMillis,
-                null);
+                null, null);
     }
 
     /**
@@ -87,7 +104,7 @@ final class DecisionCall {
                               String dedupTtlMillis) {
         boolean onlyPeeks = ops.stream().allMatch(o -> !o.isRelease() && o.request().op() == Request.Op.PEEK);
         DecisionCall header = build(List.of(target), "batch", Integer.toString(ops.size()), "0", now,
-                onlyPeeks ? "" : requestId, layout, dedupTtlMillis, null);
+                onlyPeeks ? "" : requestId, layout, dedupTtlMillis, null, null);
         String[] head = header.call.args();
         String[] args = Arrays.copyOf(head, head.length + 3 * ops.size());
         int next = head.length;
@@ -106,7 +123,8 @@ final class DecisionCall {
     }
 
     private static DecisionCall build(List<Target> targets, String op, String amount, String maxWait, String now,
-                                      String requestId, KeyLayout layout, String dedupTtlMillis, Request request) {
+                                      String requestId, KeyLayout layout, String dedupTtlMillis, Request request,
+                                      String ticketKey) {
         List<String> keys = new ArrayList<>();
         List<String> names = new ArrayList<>();
         StringBuilder shadowMask = null;
@@ -159,6 +177,9 @@ final class DecisionCall {
         if (!requestId.isEmpty()) {
             keys.add(layout.requestKey(keys.get(0), requestId));
         }
+        if (ticketKey != null) {
+            keys.add(ticketKey);    // right after the dedup key, before the lockout's (rule.lua)
+        }
         if (lockoutKey != null) {
             keys.add(lockoutKey);
         }
@@ -206,6 +227,13 @@ final class DecisionCall {
                 number(reply, at + 3), number(reply, at + 4), number(reply, at + 5), limitNames[decider - 1],
                 number(reply, at + 7), Decision.Source.STORE, shadowDecider == 0 ? null : limitNames[shadowDecider - 1],
                 number(reply, at + 9));
+    }
+
+    /** The outcome of a {@link #settle} call: whether it settled the ticket, its estimate and the actual cost. */
+    io.sluice.Settlement settlement(List<Object> reply) {
+        check(reply);
+        return number(reply, 0) == 1 ? new io.sluice.Settlement(true, number(reply, 1), number(reply, 2))
+                : io.sluice.Settlement.unknown();
     }
 
     /** Whether the lease was held, from a reply of a {@link #release} call. */

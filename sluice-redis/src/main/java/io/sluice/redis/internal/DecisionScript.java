@@ -86,6 +86,18 @@ final class DecisionScript {
         return DecisionCall.release(target, lease, now, requestId(), layout, dedupTtlMillis);
     }
 
+    /** An estimated charge of one target that writes ticket {@code ticketId} when admitted. */
+    DecisionCall charge(DecisionCall.Target target, long estimate, String ticketId, long lifetimeMicros, String now) {
+        return DecisionCall.charge(target, estimate, layout.ticketKey(target.stateKeys()[0], ticketId),
+                lifetimeMicros, now, requestId(), layout, dedupTtlMillis);
+    }
+
+    /** The settlement of ticket {@code ticketId} of one target at {@code actual}. */
+    DecisionCall settle(DecisionCall.Target target, String ticketId, long actual, String now) {
+        return DecisionCall.settle(target, layout.ticketKey(target.stateKeys()[0], ticketId), actual, now,
+                requestId(), layout, dedupTtlMillis);
+    }
+
     /** Several requests of one target decided in order inside one call (coalesced mode). */
     DecisionCall batch(DecisionCall.Target target, List<DecisionCall.Op> ops, String now) {
         return DecisionCall.batch(target, ops, now, requestId(), layout, dedupTtlMillis);

@@ -1,10 +1,15 @@
 package io.sluice.redis.internal;
 
+import io.sluice.AlgorithmName;
 import io.sluice.Decision;
 import io.sluice.FailurePolicy;
+import io.sluice.Limit;
+import io.sluice.Mode;
 import io.sluice.Request;
 import io.sluice.Rule;
+import io.sluice.Settlement;
 import io.sluice.SluiceListener;
+import io.sluice.internal.Settling;
 import io.sluice.redis.BatchRequest;
 import io.sluice.redis.RedisStore;
 import io.sluice.redis.RedisStoreException;
@@ -173,6 +178,53 @@ public final class DefaultRedisStore implements RedisStore {
         }
         return released.exceptionallyCompose(e -> FailurePolicies.applies(rule, e)
                 ? CompletableFuture.completedFuture(false) : CompletableFuture.failedFuture(e));
+    }
+
+    /**
+     * Charges an estimate in exact mode (docs/reference/settle.md). Another mode decides in process against
+     * state it reconciles later, with no one state to refund into: refused. Store failures are not turned into
+     * the rule's failure policy: an estimate charged by a fallback could not be settled in Redis.
+     */
+    @Override
+    public Decision charge(Rule rule, String key, long estimate, String ticketId, long lifetimeMicros) {
+        return failures.await(chargeAsync(rule, key, estimate, ticketId, lifetimeMicros));
+    }
+
+    @Override
+    public CompletableFuture<Decision> chargeAsync(Rule rule, String key, long estimate, String ticketId,
+                                                   long lifetimeMicros) {
+        checkSettles(rule);
+        return exact.charge(rule, key, estimate, ticketId, lifetimeMicros);
+    }
+
+    @Override
+    public Settlement settle(Rule rule, String key, String ticketId, long actual) {
+        return failures.await(settleAsync(rule, key, ticketId, actual));
+    }
+
+    @Override
+    public CompletableFuture<Settlement> settleAsync(Rule rule, String key, String ticketId, long actual) {
+        checkSettles(rule);
+        return exact.settle(rule, key, ticketId, actual);
+    }
+
+    private void checkSettles(Rule rule) {
+        if (closed.get()) {
+            throw DecisionScript.closedError();
+        }
+        if (rule.mode().kind() != Mode.Kind.EXACT) {
+            throw new UnsupportedOperationException("rule '" + rule.name() + "' runs in "
+                    + rule.mode().kind().name().toLowerCase(java.util.Locale.ROOT) + " mode, which cannot settle a"
+                    + " ticket: its decisions are made in process, with no one state in Redis to refund into; use"
+                    + " exact mode");
+        }
+        Settling.check(rule);
+        for (Limit limit : rule.limits()) {
+            if (AlgorithmName.of(limit) == AlgorithmName.SLIDING_LOG) {
+                throw new UnsupportedOperationException("limit '" + limit.name() + "' of rule '" + rule.name()
+                        + "' is sliding_log, which the Redis store cannot settle yet (the in-memory store can)");
+            }
+        }
     }
 
     /** Forgets the key in Redis, in what every mode holds in process, and in the local fallback. */

@@ -91,6 +91,38 @@ final class ExactMode implements StoreMode {
         });
     }
 
+    /** An estimated charge (docs/reference/settle.md): a try of the estimate that writes a ticket when admitted. */
+    CompletableFuture<Decision> charge(Rule rule, String key, long estimate, String ticketId, long lifetimeMicros) {
+        return gate.call("charge", () -> {
+            try {
+                DecisionCall call = script.charge(script.target(rule, key), estimate, ticketId, lifetimeMicros,
+                        script.now());
+                return script.run(call.call()).thenApply(call::decision);
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        });
+    }
+
+    /**
+     * The settlement of a ticket. A refund may admit what a cached denial of the key still rejects, so the key's
+     * cached denial is dropped once Redis has answered.
+     */
+    CompletableFuture<io.sluice.Settlement> settle(Rule rule, String key, String ticketId, long actual) {
+        return gate.call("settle", () -> {
+            try {
+                DecisionCall call = script.settle(script.target(rule, key), ticketId, actual, script.now());
+                return script.run(call.call()).thenApply(reply -> {
+                    io.sluice.Settlement s = call.settlement(reply);
+                    forget(rule, key);
+                    return s;
+                });
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        });
+    }
+
     /** Drops the key's cached denial. The store calls it again after deleting the key's states. */
     @Override
     public void forget(Rule rule, String key) {

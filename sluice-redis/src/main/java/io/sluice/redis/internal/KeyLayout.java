@@ -62,6 +62,11 @@ public final class KeyLayout {
         return prefix + ":{" + hashTag(stateKey) + "}:r:" + id;
     }
 
+    /** The key of ticket {@code id} of the rule and key of {@code stateKey}, in its hash slot (settle.lua). */
+    public String ticketKey(String stateKey, String id) {
+        return prefix + ":{" + hashTag(stateKey) + "}:t:" + id;
+    }
+
     /**
      * The hash tag Redis Cluster hashes for {@code redisKey}: the text between the first '{' and the next '}',
      * or null when there is none or it is empty (then the whole key is hashed).

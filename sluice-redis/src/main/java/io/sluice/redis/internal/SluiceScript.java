@@ -167,6 +167,8 @@ public final class SluiceScript {
         generated(source, "return ALG[name]");
         generated(source, "end");
         // A rule's lockout, for rule.lua (sync.lua does not use it: synced mode refuses lockouts).
+        // Tickets of estimated charges, for rule.lua's "charge" and "settle" (settle.lua).
+        append(source, parts, "settle.lua", read("settle.lua"));
         append(source, parts, "lockout.lua", read("lockout.lua"));
         append(source, parts, dispatcher, read(dispatcher));
         return new SluiceScript(source.toString(), ported, parts);

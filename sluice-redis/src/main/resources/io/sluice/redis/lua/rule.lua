@@ -6,9 +6,10 @@
 --
 -- KEYS[1..n]   the state key of each limit, in rule order (targets concatenated)
 -- KEYS[n + 1]  the call's dedup key, present when ARGV[5] is not empty
--- ARGV[1]      op: "try" | "at_most" | "reserve" | "peek" | "release"
--- ARGV[2]      permits (for "release": the lease)
--- ARGV[3]      max wait in microseconds (Long.MAX_VALUE: unbounded); "0" unless op is "reserve"
+-- ARGV[1]      op: "try" | "at_most" | "reserve" | "peek" | "release" | "charge" | "settle"
+-- ARGV[2]      permits (for "release": the lease; "charge": the estimate; "settle": the actual cost)
+-- ARGV[3]      max wait in microseconds (Long.MAX_VALUE: unbounded); "0" unless op is "reserve"; for "charge"
+--              the ticket's lifetime in microseconds
 -- ARGV[4]      "now,slack": now in microseconds from the client's clock and the TTL slack in ms, or "" to
 --              read the server's TIME
 -- ARGV[5]      request id, or "" (peeks): a replayed call with the same id gets the stored reply
@@ -17,6 +18,7 @@
 --              shadow limit and "0" for an enforced one (io.sluice.internal.ShadowEvaluator)
 --              Either followed by "|after within for" when the rule has a lockout (lockout.lua; single form
 --              only), its state key then last in KEYS
+-- KEYS[n + 1 or n + 2] for "charge" and "settle": the ticket's key, right after the dedup key (settle.lua)
 -- ARGV[5 + 3i] algorithm of limit i, e.g. "fixed_window"
 -- ARGV[6 + 3i] fingerprint of limit i's version: 6 characters, e.g. "sCp3P_"
 -- ARGV[7 + 3i] parameters of limit i: the words of its limit record, e.g. "3 1000000 epoch 0"
@@ -85,6 +87,12 @@ local dedup_key = nil
 if ARGV[5] ~= "" then
   dedup_key = KEYS[n + 1]
 end
+-- "charge" and "settle" (docs/reference/settle.md): the ticket's key follows the dedup key.
+local ticket_key, tickets = nil, nil
+if op == "charge" or op == "settle" then
+  ticket_key = KEYS[n + (dedup_key and 2 or 1)]
+  tickets = sluice_tickets()
+end
 
 -- A replayed call (Lettuce re-sends in-flight commands after a reconnect) answers as the first one did,
 -- charging nothing.
@@ -99,6 +107,11 @@ end
 
 -- Read after the replay check, which answers without it.
 local now, client_time, client_slack_ms = sluice.call_time(ARGV[4])
+
+if op == "charge" and tickets.open(ticket_key, now) then
+  return redis.error_reply("sluice: ticket id already open for this key; a ticket id must be unique while its"
+    .. " ticket lives")
+end
 
 -- The previous versions of each limit that the client sent: known[i][fingerprint] = parameter words.
 local known = nil
@@ -141,9 +154,10 @@ for i = 1, n do
   limits[i] = open(i)
 end
 
--- The lockout (lockout.lua), read after the limits; single form only (the client sends none in a batch).
+-- The lockout (lockout.lua), read after the limits; single form only (the client sends none in a batch). A
+-- settlement never touches it: a refund does not undo the rejections it counted.
 local lock = nil
-if lockout_words then
+if lockout_words and op ~= "settle" then
   if batch then
     error("sluice: a lockout is decided in the single form only")
   end
@@ -189,6 +203,12 @@ local function decide(op, amount, max_wait_arg)
       end
     end
     return 1, 0, 0, 0, 0, 0, 0, -1, 0, 0
+  end
+
+  if op == "settle" then
+    local settled, estimate, actual, changed = tickets.settle(ticket_key, limits, now, amount, commit)
+    wrote = wrote or settled
+    return settled and 1 or 0, estimate, actual, 0, 0, 0, 0, -1, 0, 0
   end
 
   local permits = sluice.arg_int(amount)
@@ -367,6 +387,9 @@ else
     a, g, r, ra, rs, w, d, l, sd, sr = 0, 0, 0, locked, locked, 0, 0, -1, 0, 0
   else
     a, g, r, ra, rs, w, d, l, sd, sr = decide(op, ARGV[2], ARGV[3])
+    if op == "charge" and a == 1 then
+      tickets.write(ticket_key, limits, now, ARGV[2], ARGV[3], client_time, client_slack_ms)
+    end
     if lock and a == 0 and op ~= "peek" and op ~= "release" then
       locked = lock.rejected()
       wrote = true

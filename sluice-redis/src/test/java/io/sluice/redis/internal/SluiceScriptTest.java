@@ -25,7 +25,8 @@ class SluiceScriptTest {
         assertThat(paths.subList(0, libraries)).isEqualTo(expectedLibraries);
         assertThat(paths.get(paths.size() - 1)).isEqualTo("rule.lua");
         assertThat(paths.get(paths.size() - 2)).as("a rule's lockout, before the dispatcher").isEqualTo("lockout.lua");
-        List<String> algorithms = paths.subList(libraries, paths.size() - 2);
+        assertThat(paths.get(paths.size() - 3)).as("tickets, before the lockout").isEqualTo("settle.lua");
+        List<String> algorithms = paths.subList(libraries, paths.size() - 3);
         assertThat(algorithms).contains("algorithms/fixed_window.lua");
         // The algorithm files follow SluiceScript.ALGORITHMS, which is AlgorithmName's list: every one is ported.
         List<String> expected = AlgorithmName.names().stream().map(n -> "algorithms/" + n + ".lua").toList();

@@ -108,5 +108,33 @@ do
     return nil
   end
 
+  -- Settling a ticket: CalendarWindowAlgorithm's Settleable (mark, settle). The mark is the window end charged.
+  local MAX_COUNT = 1000000000000
+
+  function M.mark(admitted, now, p)
+    return admitted.windowEnd
+  end
+
+  function M.settle(state, now, mark, estimate, actual, p)
+    local count = countAt(state, now)
+    if actual > estimate then
+      local e
+      if count > 0 then
+        e = state.windowEnd
+      else
+        e = windowEnd(now, p)
+      end
+      return { windowEnd = e, count = math.min(MAX_COUNT, count + (actual - estimate)) }
+    end
+    if actual == estimate or count == 0 or state.windowEnd ~= mark then
+      return state
+    end
+    local left = count - (estimate - actual)
+    if left <= 0 then
+      return nil
+    end
+    return { windowEnd = mark, count = left }
+  end
+
   ALG["calendar_window"] = M
 end

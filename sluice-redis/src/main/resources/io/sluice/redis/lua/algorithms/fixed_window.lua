@@ -130,5 +130,34 @@ do
     return S.time_plus(openingAt(admittedAt, p), p.window)
   end
 
+  -- Settling a ticket: FixedWindowAlgorithm's Settleable (mark, settle), whose comment derives it. The mark is
+  -- the window start charged; a refund lowers that window's count while it is current; an extra charge goes
+  -- to the window current at now.
+  function M.mark(admitted, now, p)
+    return admitted.windowStart
+  end
+
+  function M.settle(state, now, mark, estimate, actual, p)
+    local t = clock(state, now)
+    local count = countAt(state, t, p)
+    if actual > estimate then
+      local start
+      if count > 0 then
+        start = state.windowStart
+      else
+        start = openingAt(t, p)
+      end
+      return { windowStart = start, count = math.min(COUNT_CEILING, count + (actual - estimate)) }
+    end
+    if actual == estimate or count == 0 or state.windowStart ~= mark then
+      return state
+    end
+    local left = count - (estimate - actual)
+    if left <= 0 then
+      return nil
+    end
+    return { windowStart = mark, count = left }
+  end
+
   ALG["fixed_window"] = M
 end

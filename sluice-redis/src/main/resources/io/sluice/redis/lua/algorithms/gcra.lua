@@ -116,5 +116,35 @@ do
     return state
   end
 
+  -- Settling a ticket: GcraAlgorithm's Settleable (mark, settle), whose comment derives it. The mark is the
+  -- TAT the charge left (at most MAX_TIME); TAT = allowAt + burstOffset, written back under this B.
+  function M.mark(admitted, now, p)
+    return math.min(admitted.allowAt + admitted.burstOffset, MAX_TIME)
+  end
+
+  function M.settle(state, now, mark, estimate, actual, p)
+    if actual > estimate then
+      local tat = now
+      if state ~= nil then
+        tat = math.max(state.allowAt + state.burstOffset, now)
+      end
+      tat = math.min(MAX_TIME, S.add_sat(tat, S.mul_sat(actual - estimate, p.interval)))
+      return { allowAt = tat - p.burstOffset, burstOffset = p.burstOffset }
+    end
+    if actual == estimate or state == nil or mark <= now then
+      return state
+    end
+    local tat = state.allowAt + state.burstOffset
+    if tat <= now then
+      return state
+    end
+    local back = math.min(S.mul_sat(estimate - actual, p.interval), mark - now)
+    tat = math.max(now, tat - back)
+    if tat <= now then
+      return nil
+    end
+    return { allowAt = tat - p.burstOffset, burstOffset = p.burstOffset }
+  end
+
   ALG["gcra"] = M
 end

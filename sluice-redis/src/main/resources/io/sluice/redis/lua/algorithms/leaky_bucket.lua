@@ -147,5 +147,37 @@ do
     return state
   end
 
+  -- Settling a ticket: LeakyBucketAlgorithm's Settleable (mark, settle), whose comment derives it. The mark is
+  -- when the queue the charge left would have drained (at most MAX_TIME).
+  local MAX_EXCESS = 1000000000000
+
+  function M.mark(admitted, now, p)
+    return math.min(M.expiresAt(admitted, p), MAX_TIME)
+  end
+
+  function M.settle(state, now, mark, estimate, actual, p)
+    if actual == estimate or (state == nil and actual < estimate) then
+      return state
+    end
+    local base = baseExcess(state, now, p)
+    local last = now
+    if state ~= nil and now <= state.last then
+      last = state.last
+    end
+    if actual > estimate then
+      local excess = S.add_sat(base, S.mul_sat(actual - estimate - 1, ONE))
+      return { excess = math.min(MAX_EXCESS, excess), last = last }
+    end
+    if mark <= now then
+      return state
+    end
+    local ahead = S.mul_div_floor(p.leakPerPeriod, mark - now, p.period)
+    local level = base - math.min(S.mul_sat(estimate - actual, ONE), ahead)
+    if level <= 0 then
+      return nil
+    end
+    return { excess = math.max(0, level - ONE), last = last }
+  end
+
   ALG["leaky_bucket"] = M
 end

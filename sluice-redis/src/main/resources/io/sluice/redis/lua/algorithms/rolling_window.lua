@@ -145,5 +145,41 @@ do
     return { buckets = buckets }
   end
 
+  -- Settling a ticket: RollingWindowAlgorithm's Settleable (mark, settle). The mark is the start of the
+  -- bucket charged: a refund lowers it while it is live; an extra charge goes into the open bucket at now.
+  function M.mark(admitted, now, p)
+    return newest(admitted.buckets)
+  end
+
+  function M.settle(state, now, mark, estimate, actual, p)
+    local t = clock(state, now)
+    local buckets = live(state, t, p.window)
+    if actual > estimate then
+      return { buckets = charged(buckets, t, actual - estimate, p) }
+    end
+    if actual < estimate then
+      for i = 1, #buckets, 2 do
+        if buckets[i] == mark then
+          local left = buckets[i + 1] - (estimate - actual)
+          local after = {}
+          for j = 1, #buckets, 2 do
+            if j ~= i then
+              after[#after + 1] = buckets[j]
+              after[#after + 1] = buckets[j + 1]
+            elseif left > 0 then
+              after[#after + 1] = buckets[j]
+              after[#after + 1] = left
+            end
+          end
+          if #after == 0 then
+            return nil
+          end
+          return { buckets = after }
+        end
+      end
+    end
+    return state
+  end
+
   ALG["rolling_window"] = M
 end

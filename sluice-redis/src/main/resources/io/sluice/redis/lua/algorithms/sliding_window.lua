@@ -169,5 +169,37 @@ do
     return S.time_plus(admittedAt - S.floor_mod(admittedAt, p.window), 2 * p.window)
   end
 
+  -- Settling a ticket: SlidingWindowAlgorithm's Settleable (mark, settle). The mark is the aligned start of
+  -- the window charged: a refund lowers `current` while it is that window, `previous` the window after.
+  function M.mark(admitted, now, p)
+    return admitted.windowStart
+  end
+
+  function M.settle(s, now, mark, estimate, actual, p)
+    local t = now
+    if s ~= nil then
+      t = math.max(now, s.windowStart)
+    end
+    local seen = rolled(s, t, p)
+    if actual > estimate then
+      return state(seen.windowStart, seen.previous, math.min(COUNT_CEILING, seen.current + (actual - estimate)))
+    end
+    local refund = estimate - actual
+    local after
+    if refund == 0 then
+      return s
+    elseif seen.windowStart == mark then
+      after = state(mark, seen.previous, math.max(0, seen.current - refund))
+    elseif seen.windowStart - p.window == mark then
+      after = state(seen.windowStart, math.max(0, seen.previous - refund), seen.current)
+    else
+      return s
+    end
+    if after.previous == 0 and after.current == 0 then
+      return nil
+    end
+    return after
+  end
+
   ALG["sliding_window"] = M
 end

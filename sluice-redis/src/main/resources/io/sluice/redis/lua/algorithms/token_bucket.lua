@@ -262,5 +262,46 @@ do
     return state(tokens, lastRefill, roundingError)
   end
 
+  -- Settling a ticket: TokenBucketAlgorithm's Settleable (mark, settle), whose comment derives it. The mark is
+  -- when the bucket the charge left would be full again (at most MAX_TIME).
+  function M.mark(admitted, now, p)
+    return math.min(fullAt(admitted, p), MAX_TIME)
+  end
+
+  -- Tokens the refill brings to s (refilled up to now) in [now, untilAt).
+  local function refillBetween(s, now, untilAt, p)
+    if untilAt <= now then
+      return 0
+    end
+    if p.style == "greedy" then
+      return S.mul_div_floor(p.a, untilAt - now, p.b)
+    end
+    local from = math.max(now, s.lastRefill)
+    if untilAt <= from then
+      return 0
+    end
+    local ends = S.floor_div(untilAt - s.lastRefill, p.period) - S.floor_div(from - s.lastRefill, p.period)
+    return S.mul_sat(math.max(0, ends), p.refillTokens)
+  end
+
+  function M.settle(st, now, mark, estimate, actual, p)
+    if actual == estimate or (st == nil and actual < estimate) then
+      return st
+    end
+    local s = refilled(st, now, p)
+    if actual > estimate then
+      return state(math.max(p.capacity - MAX_DEFICIT, s.tokens - (actual - estimate)), s.lastRefill, s.roundingError)
+    end
+    local refund = math.min(estimate - actual, refillBetween(s, now, mark, p))
+    if refund == 0 then
+      return st
+    end
+    local tokens = s.tokens + refund
+    if tokens >= p.capacity then
+      return full(math.max(now, s.lastRefill), s.lastRefill, p)
+    end
+    return state(tokens, s.lastRefill, s.roundingError)
+  end
+
   ALG["token_bucket"] = M
 end
