@@ -7,36 +7,19 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
-import java.util.Optional;
 import java.util.stream.Collectors;
-import org.jfree.data.category.DefaultCategoryDataset;
 
 /**
  * docs/benchmarks.md and its charts (docs/bench/*.png) from one run's results. Every ratio compares rows of
  * that run only. The text is generated: change this class, not the Markdown.
  */
-public final class MarkdownReport {
-
-    private static final List<String> LOCAL_ORDER = List.of("sluice", "guava", "bucket4j", "resilience4j");
-    private static final List<String> REDIS_ORDER = List.of("sluice", "bucket4j", "bucket4j-batch", "redisson",
-            "bare-lua");
-    private static final List<String> ALGORITHM_ORDER = List.of("token_bucket", "gcra", "fixed_window",
-            "sliding_window", "smooth_bursty", "sliding_log", "rolling_window", "leaky_bucket", "smooth_warming_up",
-            "refresh_period", "concurrency");
-
-    private final BenchResults results;
-    private final Rows rows;
-    private final StringBuilder md = new StringBuilder();
+public final class MarkdownReport extends ReportSection {
 
     public MarkdownReport(BenchResults results) {
-        this.results = results;
-        this.rows = new Rows(results.measurements());
+        super(results, new Rows(results.measurements()), new StringBuilder());
     }
 
     /** Writes {@code benchmarks.md} into {@code docsDir} and the charts into {@code docsDir/bench}; returns the file. */
@@ -45,16 +28,17 @@ public final class MarkdownReport {
         header();
         machine();
         targets();
-        local(chartDir);
-        redis(chartDir);
-        redisAttack();
-        memory(chartDir);
-        server(chartDir);
+        new LocalSection(this).write(chartDir);
+        RedisSection redis = new RedisSection(this);
+        redis.write(chartDir);
+        redis.writeAttack();
+        redis.writeMemory(chartDir);
+        new ServerSection(this).write(chartDir);
         replay();
         attack();
         notes();
         Path file = docsDir.resolve("benchmarks.md");
-        Files.writeString(file, md.toString(), StandardCharsets.UTF_8);
+        Files.writeString(file, markdown(), StandardCharsets.UTF_8);
         return file;
     }
 
@@ -112,364 +96,6 @@ public final class MarkdownReport {
         for (Targets.Check check : Targets.evaluate(rows)) {
             String met = check.met() == null ? Format.NONE : check.met() ? "yes" : "**no**";
             line("| " + Format.cell(check.target()) + " | " + check.measured() + " | " + met + " |");
-        }
-        line();
-    }
-
-    private void local(Path chartDir) throws IOException {
-        List<Measurement> local = rows.where(m -> "local".equals(m.suite()) && m.measured());
-        if (local.isEmpty()) {
-            return;
-        }
-        line("## Local: one permit, in memory (JMH)");
-        line();
-        line("`tryAcquire` of one permit on one key or 10,000 keys, by 1 and 2 threads; with 10,000 keys each thread "
-                + "has its own share of the keys. Every peer keeps one limiter per key in a `ConcurrentHashMap`, as an "
-                + "application would; Sluice's in-memory store does the same lookup. *Always granted*: 10^12 per "
-                + "second, nothing is rejected (Sluice's smooth_bursty accepts at most 10^6 per second, so with one key "
-                + "it mostly rejects even here — see *admitted*). *Mostly rejected*: 10 per second per key. *ns per "
-                + "call*: JMH average time per call per thread, the median of the measured iterations, ± JMH's 99.9% "
-                + "confidence half-width; decisions/s is all threads together; *bytes allocated per call* is JMH's GC "
-                + "profiler (`gc.alloc.rate.norm`), a cost the machine's background load does not blur. Source: `sluice-bench/src/main/java/io/sluice/bench/local/`.");
-        line();
-        for (String mode : List.of("always_granted", "mostly_rejected")) {
-            List<Measurement> modeRows = local.stream().filter(m -> mode.equals(m.mode())).sorted(localOrder()).toList();
-            if (modeRows.isEmpty()) {
-                continue;
-            }
-            String chart = "local-" + mode.replace('_', '-') + ".png";
-            localChart(chartDir.resolve(chart), mode, modeRows);
-            line("### " + (mode.equals("always_granted") ? "Always granted" : "Mostly rejected"));
-            line();
-            line("![decisions per second, " + mode.replace('_', ' ') + "](bench/" + chart + ")");
-            line();
-            List<String> references = references(local);
-            line("| keys | threads | system | algorithm | ns per call | decisions/s | bytes allocated per call | admitted"
-                    + ratioHeaders(references) + " |");
-            line("| ---: | ---: | --- | --- | ---: | ---: | ---: | ---:" + " | ---:".repeat(references.size()) + " |");
-            for (Measurement m : modeRows) {
-                line("| " + String.format(Locale.ROOT, "%,d", m.keys()) + " | " + m.threads() + " | " + m.system() + " | "
-                        + m.algorithm() + " | " + Format.plusMinus(m.nsPerOp(), m.nsPerOpError()) + " | "
-                        + Format.count(m.decisionsPerS()) + " | " + Format.decimal(m.allocBytesPerOp(), 0) + " | "
-                        + Format.percent(m.admittedFraction()) + ratioCells(m, references) + " |");
-            }
-            line();
-        }
-    }
-
-    private void localChart(Path file, String mode, List<Measurement> modeRows) throws IOException {
-        DefaultCategoryDataset data = new DefaultCategoryDataset();
-        for (Measurement m : modeRows) {
-            String series = m.system().equals("sluice") ? "sluice " + m.algorithm() : m.system();
-            String category = String.format(Locale.ROOT, "%,d %s, %d %s", m.keys(), m.keys() == 1 ? "key" : "keys",
-                    m.threads(), m.threads() == 1 ? "thread" : "threads");
-            data.addValue(m.decisionsPerS() / 1e6, series, category);
-        }
-        Charts.bars(file, "In memory, " + mode.replace('_', ' ') + ": million decisions per second (higher is better)",
-                null, "million decisions/s", data, true, 1100, 520);
-    }
-
-    private void redis(Path chartDir) throws IOException {
-        List<Measurement> redis = rows.where(m -> "redis".equals(m.suite()) && m.measured());
-        if (redis.isEmpty()) {
-            return;
-        }
-        line("## Redis: one permit per call, on one redis-server");
-        line();
-        line("A custom harness (not JMH: what matters is requests in flight, not a loop): *sync* runs as many threads "
-                + "as requests in flight, each blocked on its call; *async* keeps that many calls outstanding from one "
-                + "thread. Every system gets the same limit: 1,000 per second per key with bursts of 100 (Redisson has "
-                + "no burst: 1,000 per 1 s window). The hot key is therefore mostly rejected, and each of the 10,000 "
-                + "keys is mostly admitted. Each row is a warm-up then several measured runs back to back: "
-                + "decisions/s and latencies are medians of the runs; Redis CPU (INFO CPU, user + system) and Redis "
-                + "commands (INFO COMMANDSTATS, commands inside scripts included) are per decision over all runs; "
-                + "*over-admitted* counts admissions beyond what the configured limit allows over the whole load, "
-                + "summed over keys. *redis-benchmark* rows are the ceiling: `redis-benchmark` sending Sluice's own "
-                + "EVALSHA (captured with MONITOR) from 64 connections, no Java client involved. Bucket4j is its Lettuce "
-                + "CAS proxy, with and without `Optimizations.batching()`; bare-lua is the smallest token-bucket script "
-                + "called with EVALSHA through Lettuce, the floor of any Lua limiter.");
-        line();
-        List<String> references = references(redis.stream().filter(m -> !"redis-benchmark".equals(m.variant()))
-                .toList());
-        List<String> series = redisChartSeries(redis, references);
-        int many = redis.stream().map(Measurement::keys).filter(Objects::nonNull).filter(k -> k > 1).findFirst()
-                .orElse(10_000);
-        for (int keys : List.of(1, many)) {
-            List<Measurement> keyRows = redis.stream().filter(m -> Objects.equals(m.keys(), keys))
-                    .sorted(redisOrder()).toList();
-            if (keyRows.isEmpty()) {
-                continue;
-            }
-            String title = keys == 1 ? "One hot key" : String.format(Locale.ROOT, "%,d keys", keys);
-            String chart = keys == 1 ? "redis-hot-key.png" : "redis-many-keys.png";
-            redisChart(chartDir.resolve(chart), title, keyRows, series);
-            line("### " + title);
-            line();
-            line("![decisions per second, " + title.toLowerCase(Locale.ROOT) + "](bench/" + chart + ")");
-            line();
-            line("| mode | in flight | system | algorithm | decisions/s | p50 µs | p99 µs | Redis CPU µs/decision | "
-                    + "Redis commands/decision | admitted | over-admitted" + ratioHeaders(references) + " |");
-            line("| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---:"
-                    + " | ---:".repeat(references.size()) + " |");
-            for (Measurement m : keyRows) {
-                String system = m.system() + (m.variant() != null && !"plain".equals(m.variant()) ? " (" + m.variant() + ")" : "");
-                line("| " + m.mode() + " | " + m.inFlight() + " | " + system + " | " + m.algorithm() + " | "
-                        + Format.count(m.decisionsPerS()) + " | " + Format.decimal(m.p50Us(), 0) + " | "
-                        + Format.decimal(m.p99Us(), 0) + " | " + Format.decimal(m.redisCpuUsPerDecision(), 1) + " | "
-                        + Format.decimal(m.redisCmdsPerDecision(), 1) + " | " + Format.percent(m.admittedFraction())
-                        + " | " + Format.count(m.overAdmitted()) + ratioCells(m, references) + " |");
-            }
-            line();
-        }
-        List<Measurement> byCommand = redis.stream().filter(m -> Objects.equals(m.keys(), 1)
-                && Objects.equals(m.inFlight(), 64) && "async".equals(m.mode()) && m.redisCommandsPerDecision() != null)
-                .sorted(redisOrder()).toList();
-        if (!byCommand.isEmpty()) {
-            line("Redis commands per decision by command (hot key, 64 in flight, async):");
-            line();
-            line("| system | algorithm | commands |");
-            line("| --- | --- | --- |");
-            for (Measurement m : byCommand) {
-                String commands = m.redisCommandsPerDecision().entrySet().stream()
-                        .map(e -> e.getKey() + " " + Format.decimal(e.getValue(), 2)).collect(Collectors.joining(", "));
-                line("| " + m.system() + " | " + m.algorithm() + " | " + commands + " |");
-            }
-            line();
-        }
-    }
-
-    private void redisAttack() {
-        List<Measurement> attack = rows.where(m -> "redis-attack".equals(m.suite()) && m.measured());
-        if (attack.isEmpty()) {
-            return;
-        }
-        Optional<Measurement> bare = attack.stream().filter(m -> "bare-lua".equals(m.system())).findFirst();
-        line("## Redis: a hot key under attack");
-        line();
-        line("One key limited to 10 per second with bursts of 10 (a login form), 64 requests in flight from one "
-                + "thread (async), as a password-guessing attack: after the first burst nearly every request is "
-                + "denied. Sluice runs in exact mode as users get it, with cached denials on: a denial Redis has "
-                + "just given is repeated locally, without a round trip, while Redis would still give it "
-                + "(docs/cached-denials.md); *plain-nocache* is the same store with the cache off. The Redis load "
-                + "rows above run with the cache off, so that they measure the script. Rows are measured as above; "
-                + "over-admitted counts admissions beyond 10 + 10 per second over the whole load.");
-        line();
-        line("| system | algorithm | decisions/s | p50 µs | p99 µs | Redis CPU µs/decision | Redis commands/decision "
-                + "| admitted | over-admitted | × bare-lua |");
-        line("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-        for (Measurement m : attack) {
-            String system = m.system() + (m.variant() != null && !"plain".equals(m.variant()) ? " (" + m.variant() + ")" : "");
-            Double ratio = bare.map(b -> m.decisionsPerS() / b.decisionsPerS()).orElse(null);
-            line("| " + system + " | " + m.algorithm() + " | " + Format.count(m.decisionsPerS()) + " | "
-                    + Format.decimal(m.p50Us(), 0) + " | " + Format.decimal(m.p99Us(), 0) + " | "
-                    + Format.decimal(m.redisCpuUsPerDecision(), 2) + " | " + Format.decimal(m.redisCmdsPerDecision(), 2)
-                    + " | " + Format.percent(m.admittedFraction()) + " | " + Format.count(m.overAdmitted()) + " | "
-                    + Format.ratio(ratio) + " |");
-        }
-        line();
-    }
-
-    /** Sluice's reference algorithms, every peer, and the ceiling of the first reference: a readable chart. */
-    private static List<String> redisChartSeries(List<Measurement> redis, List<String> references) {
-        List<String> series = new ArrayList<>();
-        references.forEach(algorithm -> series.add("sluice " + algorithm));
-        for (String peer : REDIS_ORDER.subList(1, REDIS_ORDER.size())) {
-            if (redis.stream().anyMatch(m -> peer.equals(m.system()))) {
-                series.add(peer);
-            }
-        }
-        if (!references.isEmpty()) {
-            series.add("sluice " + references.get(0) + " redis-benchmark");
-        }
-        return series;
-    }
-
-    private static void redisChart(Path file, String title, List<Measurement> keyRows, List<String> series)
-            throws IOException {
-        DefaultCategoryDataset data = new DefaultCategoryDataset();
-        for (String mode : List.of("sync", "async", "redis-benchmark")) {
-            for (Measurement m : keyRows) {
-                if (!mode.equals(m.mode())) {
-                    continue;
-                }
-                String name = m.system().equals("sluice") ? "sluice " + m.algorithm()
-                        + ("redis-benchmark".equals(m.variant()) ? " redis-benchmark" : "") : m.system();
-                if (series.contains(name)) {
-                    data.addValue(m.decisionsPerS() / 1e3, name, mode + ", " + m.inFlight() + " in flight");
-                }
-            }
-        }
-        Charts.bars(file, "Redis, " + title.toLowerCase(Locale.ROOT) + ": thousand decisions per second (higher is better,"
-                + " log scale)", null, "thousand decisions/s", data, true, true, 1100, 560);
-    }
-
-    private void memory(Path chartDir) throws IOException {
-        List<Measurement> perKey = rows.where(m -> "memory".equals(m.suite()) && "one_request_per_key".equals(m.mode())
-                && m.measured()).stream().sorted(redisOrder()).toList();
-        List<Measurement> hour = rows.where(m -> "memory".equals(m.suite()) && "log_1h_10rps".equals(m.mode())
-                && m.measured());
-        if (perKey.isEmpty() && hour.isEmpty()) {
-            return;
-        }
-        line("## Memory in Redis");
-        line();
-        if (!perKey.isEmpty()) {
-            line(String.format(Locale.ROOT, "%,d keys, one request each, under a limit of 10 per day (so no state "
-                    + "expires before it is measured). *bytes per key*: MEMORY USAGE (all samples) of every key left "
-                    + "behind, over the number of keys, not counting keys that live only seconds (Sluice's request ids); *used_memory "
-                    + "growth*: INFO used_memory after minus before, per key, which also counts Redis's own hash "
-                    + "table growth.", perKey.get(0).keys()));
-            line();
-            DefaultCategoryDataset data = new DefaultCategoryDataset();
-            for (Measurement m : perKey) {
-                String name = m.system().equals("sluice") ? "sluice " + m.algorithm() : m.system();
-                data.addValue(m.bytesPerKey(), "bytes per key", name);
-            }
-            Charts.bars(chartDir.resolve("memory.png"), "Redis memory per key, one request each (lower is better)",
-                    null, "bytes per key (MEMORY USAGE)", data, false, 900, 80 + 32 * perKey.size());
-            line("![bytes per key](bench/memory.png)");
-            line();
-            List<String> references = references(perKey);
-            String reference = references.isEmpty() ? "token_bucket" : references.get(0);
-            line("| system | algorithm | limit | bytes per key | used_memory growth per key | Sluice " + reference
-                    + " ÷ this |");
-            line("| --- | --- | --- | ---: | ---: | ---: |");
-            Optional<Measurement> sluice = perKey.stream()
-                    .filter(m -> "sluice".equals(m.system()) && reference.equals(m.algorithm())).findFirst();
-            for (Measurement m : perKey) {
-                Double ratio = "sluice".equals(m.system()) ? null
-                        : sluice.map(t -> t.bytesPerKey() / m.bytesPerKey()).orElse(null);
-                line("| " + m.system() + " | " + m.algorithm() + " | " + Format.cell(m.config()) + " | "
-                        + Format.decimal(m.bytesPerKey(), 1) + " | " + Format.decimal(m.usedMemoryBytesPerKey(), 1)
-                        + " | " + Format.ratio(ratio) + " |");
-            }
-            line();
-        }
-        if (!hour.isEmpty()) {
-            line("One hour at 10 requests per second (36,000 requests per key on a virtual clock), limit 36,000 per "
-                    + "hour: the sliding log keeps every request, the rolling window one counter per minute.");
-            line();
-            line("| algorithm | limit | bytes per key | sliding_log ÷ this |");
-            line("| --- | --- | ---: | ---: |");
-            Optional<Measurement> log = hour.stream().filter(m -> "sliding_log".equals(m.algorithm())).findFirst();
-            for (Measurement m : hour) {
-                Double ratio = log.map(l -> l.bytesPerKey() / m.bytesPerKey()).orElse(null);
-                line("| " + m.algorithm() + " | " + Format.cell(m.config()) + " | " + Format.count(m.bytesPerKey())
-                        + " | " + Format.ratio(ratio) + " |");
-            }
-            line();
-        }
-    }
-
-    private void server(Path chartDir) throws IOException {
-        List<Measurement> all = rows.where(m -> "server".equals(m.suite()) && m.measured()
-                && !REMOTE_CLIENT.equals(m.variant()));
-        List<Measurement> server = all.stream().filter(m -> !m.variant().endsWith("/eviction_flood")).toList();
-        List<Measurement> flood = all.stream().filter(m -> m.variant().endsWith("/eviction_flood")).toList();
-        if (all.isEmpty()) {
-            return;
-        }
-        line("## Server: `sluice serve` under HTTP load");
-        line();
-        line("`sluice serve` in its own JVM, as a user starts it, answering `POST /v1/check` (JSON) from "
-                + "[wrk](https://github.com/wg/wrk) (one thread, as many connections as the Redis tables' largest "
-                + "number in flight) on this same machine, on the in-memory store and on the run's redis-server. The "
-                + "limit is the Redis tables' (token_bucket, 1,000 per second per key, bursts of 100): the hot key is "
-                + "mostly rejected (429), each of the many keys admitted. Each server is warmed up, then each row "
-                + "has a warm-up of its own and several measured runs on fresh keys: decisions/s and latencies are "
-                + "medians of the runs, *over-admitted* counts admissions beyond burst + rate × each run's length. "
-                + "*library, same load* is the Redis table's Sluice row for the same algorithm, mode, keys and "
-                + "requests in flight (async), made in process: the difference is what HTTP, JSON and the server "
-                + "cost. *empty endpoint* is the ceiling, measured right after the memory rows with the same load: "
-                + "the same HTTP stack (Armeria with the server's settings, `io.sluice.server.EmptyEndpoint`) "
-                + "answering a constant 200 without reading the request or touching a store; *÷ empty endpoint* is "
-                + "a memory row's rate over it (target ≥ 0.7×). "
-                + "Source: `sluice-bench/src/main/java/io/sluice/bench/server/`.");
-        line();
-        DefaultCategoryDataset data = new DefaultCategoryDataset();
-        for (Measurement m : server) {
-            data.addValue(m.decisionsPerS(), "sluice serve",
-                    m.variant() + ", " + (m.keys() == 1 ? "hot key" : String.format(Locale.ROOT, "%,d keys", m.keys())));
-        }
-        Charts.bars(chartDir.resolve("server.png"), "sluice serve, POST /v1/check (higher is better)", null,
-                "decisions per second", data, false, 900, 80 + 40 * server.size());
-        line("![decisions per second, sluice serve](bench/server.png)");
-        line();
-        line("| store | keys | connections | decisions/s | p50 µs | p99 µs | admitted | over-admitted | "
-                + "Redis CPU µs/decision | Redis commands/decision | library, same load | server ÷ library | "
-                + "÷ empty endpoint |");
-        line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-        Optional<Measurement> ceiling = server.stream().filter(m -> CEILING.equals(m.variant())).findFirst();
-        for (Measurement m : server) {
-            String libraryVariant = m.variant().endsWith("/leased") ? "leased" : "plain";
-            Optional<Measurement> library = m.variant().startsWith("redis")
-                    ? rows.find("redis", "sluice", m.algorithm(), "async", m.keys(), null, m.inFlight(), libraryVariant)
-                    : Optional.empty();
-            Double ratio = library.map(l -> m.decisionsPerS() / l.decisionsPerS()).orElse(null);
-            line("| " + m.variant() + " | " + Format.count((double) m.keys()) + " | " + m.inFlight() + " | "
-                    + Format.count(m.decisionsPerS()) + " | " + Format.decimal(m.p50Us(), 0) + " | "
-                    + Format.decimal(m.p99Us(), 0) + " | " + Format.percent(m.admittedFraction()) + " | "
-                    + Format.count(m.overAdmitted()) + " | " + Format.decimal(m.redisCpuUsPerDecision(), 1) + " | "
-                    + Format.decimal(m.redisCmdsPerDecision(), 1) + " | "
-                    + Format.count(library.map(Measurement::decisionsPerS).orElse(null)) + " | "
-                    + Format.ratio(ratio) + " | "
-                    + Format.ratio(m.variant().equals("memory") ? ceiling.map(c -> m.decisionsPerS()
-                    / c.decisionsPerS()).orElse(null) : null) + " |");
-        }
-        line();
-        if (!flood.isEmpty()) {
-            line("### Eviction flood: a bystander while another client sends a new key with every request");
-            line();
-            line("One server on the in-memory store bounded at `memory?max_keys=200000`, started with the heap "
-                    + "`./sluice serve` gives it. A bystander (wrk, 4 connections, 1,000 keys) alone, then while a "
-                    + "flood (wrk, 32 connections, a key never seen in every request) pushes the store past its bound, "
-                    + "so that each of the flood's requests evicts. Its p99 must stay near the bystander's alone, and "
-                    + "the server's resident memory flat (issue 17). Source: "
-                    + "`sluice-bench/src/main/java/io/sluice/bench/server/EvictionFlood.java`.");
-            line();
-            line("| bystander | decisions/s | p50 µs | p99 µs | admitted | RSS before MiB | RSS after MiB | note |");
-            line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
-            for (Measurement m : flood) {
-                line("| " + m.mode().replace('_', ' ') + " | " + Format.count(m.decisionsPerS()) + " | "
-                        + Format.decimal(m.p50Us(), 0) + " | " + Format.decimal(m.p99Us(), 0) + " | "
-                        + Format.percent(m.admittedFraction()) + " | " + Format.decimal(m.rssBeforeMb(), 0) + " | "
-                        + Format.decimal(m.rssAfterMb(), 0) + " | " + Format.cell(m.note()) + " |");
-            }
-            line();
-        }
-        remoteClient();
-    }
-
-    /** The server suite's ceiling row: an empty endpoint of the server's HTTP stack. */
-    private static final String CEILING = "empty-endpoint";
-
-    /** The server suite's row of the server's variant measured through {@code sluice-client}'s RemoteStore. */
-    private static final String REMOTE_CLIENT = "memory/remote-client";
-
-    private void remoteClient() {
-        List<Measurement> remote = rows.where(m -> "server".equals(m.suite()) && m.measured()
-                && REMOTE_CLIENT.equals(m.variant()));
-        if (remote.isEmpty()) {
-            return;
-        }
-        line("**The library as the server's client** (`sluice-client`'s `RemoteStore`, see "
-                + "[remote-client.md](remote-client.md)): one process, this benchmark's, keeping as many decisions in "
-                + "flight as wrk has connections, on one HTTP/2 connection to the in-memory server above (`POST "
-                + "/v1/store/call`, the same rule), beside wrk's row for the same server and keys (HTTP/1.1, one "
-                + "connection per request in flight, `POST /v1/check`). Target: at least 0.5× wrk's rate.");
-        line();
-        line("| keys | in flight | decisions/s | p50 µs | p99 µs | admitted | over-admitted | wrk, same server | "
-                + "client ÷ wrk |");
-        line("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-        for (Measurement m : remote) {
-            Optional<Measurement> wrk = rows.find("server", "sluice", m.algorithm(), "http", m.keys(), null, null,
-                    "memory");
-            Double ratio = wrk.map(w -> m.decisionsPerS() / w.decisionsPerS()).orElse(null);
-            line("| " + Format.count((double) m.keys()) + " | " + m.inFlight() + " | " + Format.count(m.decisionsPerS())
-                    + " | " + Format.decimal(m.p50Us(), 0) + " | " + Format.decimal(m.p99Us(), 0) + " | "
-                    + Format.percent(m.admittedFraction()) + " | " + Format.count(m.overAdmitted()) + " | "
-                    + Format.count(wrk.map(Measurement::decisionsPerS).orElse(null)) + " | " + Format.ratio(ratio)
-                    + " |");
         }
         line();
     }
@@ -534,58 +160,5 @@ public final class MarkdownReport {
                     + (m.inFlight() == null ? "" : ", " + m.inFlight() + " in flight") + ": " + m.note());
         }
         line();
-    }
-
-    // ------------------------------------------------------------------------------------------------ helpers
-
-    /**
-     * The Sluice algorithms peers are compared with: token_bucket and gcra (the targets' algorithms) when they
-     * were measured, else the first two Sluice algorithms that were (e.g. while Redis runs fixed_window only).
-     */
-    private static List<String> references(List<Measurement> suiteRows) {
-        List<String> measured = ALGORITHM_ORDER.stream().filter(a -> suiteRows.stream()
-                .anyMatch(m -> "sluice".equals(m.system()) && a.equals(m.algorithm()) && m.measured())).toList();
-        List<String> preferred = measured.stream().filter(a -> a.equals("token_bucket") || a.equals("gcra")).toList();
-        return preferred.isEmpty() ? measured.stream().limit(2).toList() : preferred;
-    }
-
-    private static String ratioHeaders(List<String> references) {
-        return references.stream().map(a -> " | Sluice " + a + " ÷ this").collect(Collectors.joining());
-    }
-
-    private String ratioCells(Measurement m, List<String> references) {
-        return references.stream().map(a -> " | " + ratioBeside(m, a)).collect(Collectors.joining());
-    }
-
-    /** Sluice's {@code algorithm} in the same place over this row, in decisions per second. */
-    private String ratioBeside(Measurement m, String algorithm) {
-        if ("sluice".equals(m.system()) || m.decisionsPerS() == null) {
-            return Format.NONE;
-        }
-        return rows.sluiceBeside(m, algorithm).map(s -> Format.ratio(s.decisionsPerS() / m.decisionsPerS()))
-                .orElse(Format.NONE);
-    }
-
-    private static Comparator<Measurement> localOrder() {
-        return Comparator.comparing((Measurement m) -> m.keys())
-                .thenComparing(Measurement::threads)
-                .thenComparing(m -> LOCAL_ORDER.indexOf(m.system()))
-                .thenComparing(m -> ALGORITHM_ORDER.indexOf(m.algorithm()));
-    }
-
-    private static Comparator<Measurement> redisOrder() {
-        return Comparator.comparing((Measurement m) -> List.of("sync", "async", "redis-benchmark", "one_request_per_key")
-                        .indexOf(m.mode()))
-                .thenComparing(m -> m.inFlight() == null ? 0 : m.inFlight())
-                .thenComparing(m -> REDIS_ORDER.indexOf(m.system()))
-                .thenComparing(m -> ALGORITHM_ORDER.indexOf(m.algorithm()));
-    }
-
-    private void line(String text) {
-        md.append(text).append('\n');
-    }
-
-    private void line() {
-        md.append('\n');
     }
 }
