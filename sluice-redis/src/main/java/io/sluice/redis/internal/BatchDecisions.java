@@ -1,6 +1,8 @@
 package io.sluice.redis.internal;
 
 import io.sluice.Decision;
+import io.sluice.Request;
+import io.sluice.Store;
 import io.sluice.redis.BatchRequest;
 import io.sluice.redis.RedisStoreException;
 import io.sluice.redis.RedisUnavailableException;
@@ -117,6 +119,34 @@ final class BatchDecisions {
             decisions.add(parts);
         }
         return decisions;
+    }
+
+    /**
+     * One request over several targets ({@link io.sluice.Store#decideTogether}) as a batch of one.
+     *
+     * @throws IllegalArgumentException when the targets are in different slots and not {@code acrossSlots}
+     */
+    BatchRequest together(List<Store.Target> targets, Request request, boolean acrossSlots) {
+        List<BatchRequest.Target> parts = new ArrayList<>(targets.size());
+        for (Store.Target t : targets) {
+            parts.add(new BatchRequest.Target(t.rule(), t.key()));
+        }
+        BatchRequest batch = new BatchRequest(parts, request);
+        if (!acrossSlots && !oneSlot(batch)) {
+            throw new IllegalArgumentException("targets " + describe(targets) + " hash to different Redis Cluster "
+                    + "slots, so they cannot be decided together atomically; give their keys one {tag} (e.g. "
+                    + "'{tenant:7}:user:42' and '{tenant:7}:all'), or use decideTogetherAcrossSlots, which decides "
+                    + "each target on its own");
+        }
+        return batch;
+    }
+
+    private static String describe(List<Store.Target> targets) {
+        List<String> names = new ArrayList<>(targets.size());
+        for (Store.Target t : targets) {
+            names.add(t.rule().name() + "/'" + t.key() + "'");
+        }
+        return String.join(", ", names);
     }
 
     /** Whether all the state keys of {@code request}'s targets share one hash slot: then it is one atomic call. */

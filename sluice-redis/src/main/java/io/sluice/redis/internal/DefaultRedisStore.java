@@ -2,7 +2,6 @@ package io.sluice.redis.internal;
 
 import io.sluice.AlgorithmName;
 import io.sluice.Decision;
-import io.sluice.FailurePolicy;
 import io.sluice.Limit;
 import io.sluice.Mode;
 import io.sluice.Request;
@@ -13,7 +12,6 @@ import io.sluice.internal.Settling;
 import io.sluice.redis.BatchRequest;
 import io.sluice.redis.RedisStore;
 import io.sluice.redis.RedisStoreException;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -23,7 +21,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The {@link RedisStore} behind {@link RedisStore#builder()}: the router. It connects, loads the script, sends
  * each request to its rule's {@link StoreMode} ({@link ExactMode}, {@link CoalescedMode}, {@link LeasedMode},
  * {@link SyncedMode}) and applies the rule's failure policy ({@link FailurePolicies}) to what a mode could not
- * decide because Redis was unavailable. Batches go to {@link BatchDecisions}. Every call to Redis goes through
+ * decide because Redis was unavailable. Batches, and several targets decided together, go to
+ * {@link BatchDecisions}. Every call to Redis goes through
  * the {@link CircuitBreaker}. The guarantees are stated on {@link RedisStore}.
  */
 public final class DefaultRedisStore implements RedisStore {
@@ -52,11 +51,7 @@ public final class DefaultRedisStore implements RedisStore {
         this.script = new DecisionScript(settings, SluiceScript.get(), scriptRunner, layout, closed::get);
         this.breaker = CircuitBreaker.of(settings, where);
         this.policies = new FailurePolicies(settings.clock(), breaker);
-        // With a client clock the script decides at that clock's reading, so the cache counts on it too; else on
-        // the monotonic system clock, in durations only: Redis's clock and this host's never need to agree.
-        DenialCache denials = !settings.cacheDenials() ? null
-                : new DenialCache((settings.clock() != null ? settings.clock() : io.sluice.Clock.system())::nowMicros);
-        this.exact = new ExactMode(breaker, script, denials);
+        this.exact = new ExactMode(breaker, script, DenialCache.of(settings));
         this.coalesced = new CoalescedMode(breaker, script);
         this.leased = new LeasedMode(exact, settings.clock(), settings.listener());
         ScriptRunner syncScript = new ScriptRunner(port, SluiceScript.sync(), "Sluice sync script", failures);
@@ -112,23 +107,15 @@ public final class DefaultRedisStore implements RedisStore {
     }
 
     /**
-     * As {@link #decideAsync}, waiting at most {@link StoreSettings#awaitBound}. It waits for the unguarded
-     * decision and applies the policy itself, once: were it to wait for the guarded future and give up first,
-     * that future would still apply the policy when the call times out, charging a local fallback twice.
+     * As {@link #decideAsync}, waiting at most {@link StoreSettings#awaitBound} for the unguarded decision and
+     * applying the policy once ({@link FailurePolicies#await} says why).
      */
     @Override
     public Decision decide(Rule rule, String key, Request request) {
         if (closed.get()) {
             throw DecisionScript.closedError();
         }
-        try {
-            return failures.await(mode(rule).decide(rule, key, request));
-        } catch (RedisStoreException e) {
-            if (FailurePolicies.applies(rule, e)) {
-                return policies.decide(rule, key, request);
-            }
-            throw e;
-        }
+        return policies.await(failures, rule, key, request, mode(rule).decide(rule, key, request));
     }
 
     /**
@@ -144,20 +131,12 @@ public final class DefaultRedisStore implements RedisStore {
     }
 
     /**
-     * Returns a lease. A lease the local fallback granted goes back to the local store, never to Redis. When
-     * Redis is unavailable and the rule has a policy other than {@code raise}, the release answers false: the
-     * lease was not returned and holds its permits in Redis until its TTL ends.
+     * Returns a lease, as {@link FailurePolicies#guardRelease} says: when Redis is unavailable and the rule has a
+     * policy other than {@code raise}, the release answers false.
      */
     @Override
     public boolean release(Rule rule, String key, long lease) {
-        try {
-            return failures.await(releaseAsync(rule, key, lease));
-        } catch (RedisStoreException e) {
-            if (FailurePolicies.applies(rule, e)) {
-                return false;
-            }
-            throw e;
-        }
+        return policies.awaitRelease(failures, rule, releaseAsync(rule, key, lease));
     }
 
     @Override
@@ -165,19 +144,7 @@ public final class DefaultRedisStore implements RedisStore {
         if (closed.get()) {
             return CompletableFuture.failedFuture(DecisionScript.closedError());
         }
-        if (FailurePolicies.fallbackLease(lease)) {
-            try {
-                return CompletableFuture.completedFuture(policies.releaseFallback(rule, key, lease));
-            } catch (RuntimeException e) {
-                return CompletableFuture.failedFuture(e);
-            }
-        }
-        CompletableFuture<Boolean> released = mode(rule).release(rule, key, lease);
-        if (rule.failurePolicy().kind() == FailurePolicy.Kind.RAISE) {
-            return released;
-        }
-        return released.exceptionallyCompose(e -> FailurePolicies.applies(rule, e)
-                ? CompletableFuture.completedFuture(false) : CompletableFuture.failedFuture(e));
+        return policies.guardRelease(rule, key, lease, () -> mode(rule).release(rule, key, lease));
     }
 
     /**
@@ -270,7 +237,7 @@ public final class DefaultRedisStore implements RedisStore {
         if (targets.size() == 1) {
             return decideAsync(targets.get(0).rule(), targets.get(0).key(), request);
         }
-        return decideAllAsync(List.of(batch(targets, request, false))).thenApply(d -> d.get(0));
+        return decideAllAsync(List.of(batches.together(targets, request, false))).thenApply(d -> d.get(0));
     }
 
     /** One request over several targets as a batch of one; in one slot unless {@code acrossSlots}. */
@@ -279,31 +246,7 @@ public final class DefaultRedisStore implements RedisStore {
         if (targets.size() == 1) {
             return decide(targets.get(0).rule(), targets.get(0).key(), request);
         }
-        return decideAll(List.of(batch(targets, request, acrossSlots))).get(0);
-    }
-
-    /** @throws IllegalArgumentException when the targets are in different slots and not {@code acrossSlots} */
-    private BatchRequest batch(List<Target> targets, Request request, boolean acrossSlots) {
-        List<BatchRequest.Target> parts = new ArrayList<>(targets.size());
-        for (Target t : targets) {
-            parts.add(new BatchRequest.Target(t.rule(), t.key()));
-        }
-        BatchRequest batch = new BatchRequest(parts, request);
-        if (!acrossSlots && !batches.oneSlot(batch)) {
-            throw new IllegalArgumentException("targets " + describe(targets) + " hash to different Redis Cluster "
-                    + "slots, so they cannot be decided together atomically; give their keys one {tag} (e.g. "
-                    + "'{tenant:7}:user:42' and '{tenant:7}:all'), or use decideTogetherAcrossSlots, which decides "
-                    + "each target on its own");
-        }
-        return batch;
-    }
-
-    private static String describe(List<Target> targets) {
-        List<String> names = new ArrayList<>(targets.size());
-        for (Target t : targets) {
-            names.add(t.rule().name() + "/'" + t.key() + "'");
-        }
-        return String.join(", ", names);
+        return decideAll(List.of(batches.together(targets, request, acrossSlots))).get(0);
     }
 
     /** See {@link BatchDecisions#decideAllAsync}. */

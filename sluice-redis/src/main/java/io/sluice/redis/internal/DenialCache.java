@@ -139,6 +139,18 @@ final class DenialCache {
     }
 
     /**
+     * The cache a store with {@code settings} uses, or null when it caches no denials. With a client clock the
+     * script decides at that clock's reading, so the cache counts on it too; else on the monotonic system clock,
+     * in durations only: Redis's clock and this host's never need to agree.
+     */
+    static DenialCache of(StoreSettings settings) {
+        if (!settings.cacheDenials()) {
+            return null;
+        }
+        return new DenialCache((settings.clock() != null ? settings.clock() : io.sluice.Clock.system())::nowMicros);
+    }
+
+    /**
      * Whether denials under {@code rule} may be cached and answered: exact mode and neither a concurrency limit nor
      * a count_rejected limit (see the comment above). Of its requests, only tries are answered and recorded.
      */

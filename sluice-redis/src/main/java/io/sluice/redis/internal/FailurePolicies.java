@@ -8,12 +8,14 @@ import io.sluice.Rule;
 import io.sluice.Store;
 import io.sluice.internal.LimitShares;
 import io.sluice.redis.BatchRequest;
+import io.sluice.redis.RedisStoreException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * What a Redis store decides when Redis cannot: each rule's {@link FailurePolicy}, applied to a call that ended
@@ -74,6 +76,35 @@ public final class FailurePolicies implements AutoCloseable {
         return decided.exceptionallyCompose(error -> RedisFailures.unavailable(error)
                 ? CompletableFuture.completedFuture(decide(rule, key, request))
                 : CompletableFuture.failedFuture(error));
+    }
+
+    /**
+     * Waits (at most the store's await bound) for the unguarded {@code decided}, then applies the policy itself,
+     * once: were the caller to wait for a {@link #guard}ed future and give up first, that future would still apply
+     * the policy when the call times out, charging a local fallback twice.
+     */
+    Decision await(FailureTranslator failures, Rule rule, String key, Request request,
+                   CompletableFuture<Decision> decided) {
+        try {
+            return failures.await(decided);
+        } catch (RedisStoreException e) {
+            if (applies(rule, e)) {
+                return decide(rule, key, request);
+            }
+            throw e;
+        }
+    }
+
+    /** Waits for a {@link #guardRelease}d release; false when Redis is unavailable and the policy applies. */
+    boolean awaitRelease(FailureTranslator failures, Rule rule, CompletableFuture<Boolean> released) {
+        try {
+            return failures.await(released);
+        } catch (RedisStoreException e) {
+            if (applies(rule, e)) {
+                return false;
+            }
+            throw e;
+        }
     }
 
     /** Whether a call of {@code rule} that ended with {@code error} is decided by its policy. */
@@ -164,6 +195,28 @@ public final class FailurePolicies implements AutoCloseable {
     /** Whether {@code lease} was granted by the local fallback. */
     public static boolean fallbackLease(long lease) {
         return lease != Decision.NO_LEASE && (lease & FALLBACK_LEASE) != 0;
+    }
+
+    /**
+     * Returns a lease: one the local fallback granted goes back to the local store, never to Redis; any other is
+     * returned by {@code release}. When that fails because Redis is unavailable and the rule has a policy other
+     * than {@code raise}, the answer is false: the lease holds its permits in Redis until its TTL ends.
+     */
+    public CompletableFuture<Boolean> guardRelease(Rule rule, String key, long lease,
+                                                   Supplier<CompletableFuture<Boolean>> release) {
+        if (fallbackLease(lease)) {
+            try {
+                return CompletableFuture.completedFuture(releaseFallback(rule, key, lease));
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }
+        CompletableFuture<Boolean> released = release.get();
+        if (rule.failurePolicy().kind() == FailurePolicy.Kind.RAISE) {
+            return released;
+        }
+        return released.exceptionallyCompose(e -> applies(rule, e)
+                ? CompletableFuture.completedFuture(false) : CompletableFuture.failedFuture(e));
     }
 
     /** Returns a lease the local fallback granted. */

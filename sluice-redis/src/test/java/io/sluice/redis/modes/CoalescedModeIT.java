@@ -24,6 +24,8 @@ import io.sluice.internal.algorithm.Arith;
 import io.sluice.redis.internal.DefaultRedisStore;
 import io.sluice.redis.internal.RedisUris;
 import io.sluice.redis.internal.StoreSettings;
+import io.sluice.testkit.EquivalenceRun;
+import io.sluice.testkit.EquivalenceScenario;
 import io.sluice.testkit.ManualClock;
 import io.sluice.testkit.Seeds;
 import io.sluice.testkit.redis.RedisSentinel;
@@ -73,20 +75,13 @@ class CoalescedModeIT {
     @MethodSource("algorithmsOnTopologies")
     void burstsDecideAsTheMemoryStoreDecidesTheSameRequestsOneByOne(String algorithm, Topology topology)
             throws Exception {
-        long seed = Seeds.of("CoalescedModeIT " + algorithm + " on " + topology);
-        Random r = new Random(seed);
-        ManualClock clock = new ManualClock();
+        EquivalenceRun run = new EquivalenceRun(algorithm + " on " + topology,
+                Seeds.of("CoalescedModeIT " + algorithm + " on " + topology));
         int scenarios = topology == Topology.STANDALONE ? 10 : 3;
-        try (RedisStore redis = topology.builder().prefix(prefix).clock(clock).clientTimeSlack(Duration.ofHours(1))
-                .timeout(Duration.ofSeconds(10)).build()) {
+        try (RedisStore redis = topology.builder().prefix(prefix).clock(run.clock())
+                .clientTimeSlack(Duration.ofHours(1)).timeout(Duration.ofSeconds(10)).build()) {
             long callsBefore = evalshaCalls(topology);
-            long decided = 0;
-            for (int scenario = 0; scenario < scenarios; scenario++) {
-                try (Store memory = Store.memory().clock(clock).build()) {
-                    decided += new Bursts(r, clock, memory, redis, algorithm + "_s" + scenario,
-                            algorithm + " on " + topology + ", seed " + seed + ", scenario " + scenario).run(algorithm);
-                }
-            }
+            long decided = run.scenarios(scenarios, redis, scenario -> new Bursts(scenario, redis).run(algorithm));
             // Bursts queue behind each key's call in flight: far fewer calls than decisions, so batches ran.
             assertThat(evalshaCalls(topology) - callsBefore).as("script calls for %d decisions", decided)
                     .isLessThan(decided * 3 / 4);
@@ -99,25 +94,25 @@ class CoalescedModeIT {
         private static final int KEYS = 3;
         private static final int STEPS = 30;
 
+        private final EquivalenceScenario scenario;
         private final Random r;
         private final ManualClock clock;
         private final Store memory;
         private final RedisStore redis;
-        private final String name;
         private final String context;
         private Rule rule;
 
-        Bursts(Random r, ManualClock clock, Store memory, RedisStore redis, String name, String context) {
-            this.r = r;
-            this.clock = clock;
-            this.memory = memory;
+        Bursts(EquivalenceScenario scenario, RedisStore redis) {
+            this.scenario = scenario;
+            this.r = scenario.random();
+            this.clock = scenario.clock();
+            this.memory = scenario.reference();
             this.redis = redis;
-            this.name = name;
-            this.context = context;
+            this.context = scenario.context();
         }
 
         long run(String algorithm) throws Exception {
-            rule = Rule.of(name, limits(algorithm)).withMode(Mode.coalesced());
+            rule = Rule.of(algorithm + "_" + scenario.name(), limits(algorithm)).withMode(Mode.coalesced());
             clock.setMicros(r.nextInt(4) == 0 ? Arith.MAX_TIME - 86_400_000_000L - r.nextInt(1_000_000)
                     : new ManualClock().nowMicros() + r.nextInt(1_000_000));
             long decided = 0;
@@ -200,7 +195,7 @@ class CoalescedModeIT {
                 case 4 -> r.nextInt(120) * 1_000_000L;
                 default -> r.nextInt(1_000_000);
             };
-            clock.setMicros(Math.max(0, Math.min(Arith.MAX_TIME, clock.nowMicros() + delta)));
+            scenario.stepClock(delta);
         }
     }
 

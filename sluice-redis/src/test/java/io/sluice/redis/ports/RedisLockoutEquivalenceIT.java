@@ -10,9 +10,10 @@ import io.sluice.Request;
 import io.sluice.Rule;
 import io.sluice.Store;
 import io.sluice.internal.algorithm.Arith;
-import io.sluice.redis.BatchRequest;
 import io.sluice.redis.RedisStore;
 import io.sluice.redis.Topology;
+import io.sluice.testkit.EquivalenceRun;
+import io.sluice.testkit.EquivalenceScenario;
 import io.sluice.testkit.ManualClock;
 import io.sluice.testkit.Seeds;
 import io.sluice.testkit.redis.SharedRedis;
@@ -21,7 +22,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.UUID;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -42,30 +42,22 @@ class RedisLockoutEquivalenceIT {
 
     private static final int KEYS = 24;
     private static final int STEPS = 60;
-    private static final int HISTORY = 30;
     /** Lockout periods and durations: from one microsecond to a day. */
     private static final long[] PERIODS_MICROS = {1, 7, 1_000, 250_000, 1_000_000, 60_000_000, 86_400_000_000L};
 
     @ParameterizedTest
     @EnumSource(Topology.class)
-    void randomSequencesWithLockoutsDecideIdentically(Topology topology) {
+    void randomSequencesWithLockoutsDecideIdentically(Topology topology) throws Exception {
         long seed = Seeds.of("RedisLockoutEquivalenceIT on " + topology);
-        Random r = new Random(seed);
-        ManualClock clock = new ManualClock();
+        EquivalenceRun run = new EquivalenceRun(topology.toString(), seed);
         String prefix = "lq-" + UUID.randomUUID().toString().substring(0, 8);
         int scenarios = topology == Topology.STANDALONE ? 16 : 4;
-        long[] lockedOut = {0};
-        try (RedisStore redis = topology.builder().prefix(prefix).clock(clock).timeout(Duration.ofSeconds(10)).build()) {
-            for (int s = 0; s < scenarios; s++) {
-                // A store per scenario: it never sweeps (fewer decisions than its sweep interval), as Redis keeps
-                // expired keys until their TTL; see RedisMemoryEquivalenceIT.
-                try (Store memory = Store.memory().clock(clock).build()) {
-                    lockedOut[0] += new Scenario(r, clock, memory, redis, "s" + s,
-                            topology + ", seed " + seed + ", scenario " + s).run();
-                }
-            }
+        long lockedOut;
+        try (RedisStore redis = topology.builder().prefix(prefix).clock(run.clock()).timeout(Duration.ofSeconds(10))
+                .build()) {
+            lockedOut = run.scenarios(scenarios, redis, scenario -> new Scenario(scenario, redis).run());
         }
-        assertThat(lockedOut[0]).as("lockout decisions compared, seed " + seed).isPositive();
+        assertThat(lockedOut).as("lockout decisions compared, seed " + seed).isPositive();
     }
 
     /**
@@ -101,31 +93,17 @@ class RedisLockoutEquivalenceIT {
         }
     }
 
-    private record Event(long t, Object what, Object outcome) {
-        @Override
-        public String toString() {
-            return "t=" + t + " " + what + (outcome == null ? "" : " -> " + outcome);
-        }
-    }
-
     private static final class Scenario {
+        private final EquivalenceScenario scenario;
         private final Random r;
-        private final ManualClock clock;
-        private final Store memory;
         private final RedisStore redis;
-        private final String context;
         private final Rule rule;
-        private final List<List<Event>> histories = new ArrayList<>();
-        private long wallSynced = System.nanoTime();
-        private long lockedOut;
 
-        Scenario(Random r, ManualClock clock, Store memory, RedisStore redis, String name, String context) {
-            this.r = r;
-            this.clock = clock;
-            this.memory = memory;
+        Scenario(EquivalenceScenario scenario, RedisStore redis) {
+            this.scenario = scenario;
+            this.r = scenario.random();
             this.redis = redis;
-            this.context = context;
-            this.rule = randomRule(name);
+            this.rule = randomRule(scenario.name());
         }
 
         private Rule randomRule(String name) {
@@ -153,53 +131,18 @@ class RedisLockoutEquivalenceIT {
             // ports are settled there (RedisMemoryEquivalenceIT probes the others).
             boolean nearEnd = r.nextInt(6) == 0 && rule.limits().stream().allMatch(l -> List.of("fixed_window",
                     "gcra", "sliding_window", "token_bucket").contains(l.algorithm()));
-            clock.setMicros(nearEnd ? Arith.MAX_TIME - r.nextInt(100_000_000)
+            scenario.clock().setMicros(nearEnd ? Arith.MAX_TIME - r.nextInt(100_000_000)
                     : new ManualClock().nowMicros() + r.nextInt(1_000_000));
-            for (int k = 0; k < KEYS; k++) {
-                histories.add(new ArrayList<>());
-            }
+            scenario.keys(KEYS);
+            long lockedOut = 0;
             for (int step = 0; step < STEPS; step++) {
                 advance();
-                List<String> keys = new ArrayList<>();
-                List<Request> requests = new ArrayList<>();
-                for (int k = 0; k < KEYS; k++) {
-                    String key = "k" + k;
-                    int what = r.nextInt(40);
-                    if (what == 0) {
-                        memory.reset(rule, key);
-                        redis.reset(rule, key);
-                        note(k, "reset", null);
-                    } else if (what == 1) {
-                        long lease = r.nextInt(3);
-                        boolean released = memory.release(rule, key, lease);
-                        note(k, "release " + lease, released);
-                        int index = k;
-                        int at = step;
-                        assertThat(redis.release(rule, key, lease)).as(() -> where(index, at)).isEqualTo(released);
-                    } else {
-                        keys.add(key);
-                        requests.add(randomRequest());
-                    }
+                EquivalenceScenario.Batch batch = scenario.operateOnKeys(rule, step, this::randomRequest);
+                for (Decision expected : scenario.decideAndCompare(rule, batch, step, "", RedisMemoryEquivalenceIT.pipelined(redis))) {
+                    lockedOut += expected.lockedOut() ? 1 : 0;
                 }
-                decideAndCompare(keys, requests, step);
             }
             return lockedOut;
-        }
-
-        private void decideAndCompare(List<String> keys, List<Request> requests, int step) {
-            keepUpWithTheWallClock();
-            List<BatchRequest> batch = new ArrayList<>();
-            for (int i = 0; i < keys.size(); i++) {
-                batch.add(BatchRequest.of(rule, keys.get(i), requests.get(i)));
-            }
-            List<Decision> actual = redis.decideAll(batch);
-            for (int i = 0; i < keys.size(); i++) {
-                int k = Integer.parseInt(keys.get(i).substring(1));
-                Decision expected = memory.decide(rule, keys.get(i), requests.get(i));
-                note(k, requests.get(i), expected);
-                lockedOut += expected.lockedOut() ? 1 : 0;
-                assertThat(actual.get(i)).as(() -> where(k, step)).isEqualTo(expected);
-            }
         }
 
         /** Mostly tries, so that keys get rejected and locked out. */
@@ -228,32 +171,7 @@ class RedisLockoutEquivalenceIT {
                 case 5 -> r.nextInt(120) * 1_000_000L;
                 default -> r.nextInt(1_000_000);
             };
-            clock.setMicros(Math.max(0, Math.min(Arith.MAX_TIME, clock.nowMicros() + delta)));
-        }
-
-        /** As RedisMemoryEquivalenceIT: the manual clock never lags the server's by much (client-time TTLs). */
-        private void keepUpWithTheWallClock() {
-            long wallNow = System.nanoTime();
-            long behind = (wallNow - wallSynced) / 1_000;
-            if (behind > 250_000) {
-                wallSynced = wallNow;
-                clock.setMicros(Math.min(Arith.MAX_TIME, clock.nowMicros() + behind));
-                for (int k = 0; k < KEYS; k++) {
-                    note(k, "wall clock catch-up +" + behind + " µs", null);
-                }
-            }
-        }
-
-        private void note(int key, Object what, Object outcome) {
-            histories.get(key).add(new Event(clock.nowMicros(), what, outcome));
-        }
-
-        private String where(int key, int step) {
-            List<Event> history = histories.get(key);
-            return context + ", step " + step + ", key k" + key + ", t=" + clock.nowMicros() + ", rule " + rule
-                    + "\nlast events of the key:"
-                    + history.subList(Math.max(0, history.size() - HISTORY), history.size()).stream()
-                            .map(e -> "\n  " + e).collect(Collectors.joining());
+            scenario.stepClock(delta);
         }
     }
 }

@@ -22,6 +22,8 @@ import io.sluice.Rule;
 import io.sluice.Store;
 import io.sluice.TokenBucket;
 import io.sluice.internal.algorithm.Arith;
+import io.sluice.testkit.EquivalenceRun;
+import io.sluice.testkit.EquivalenceScenario;
 import io.sluice.testkit.ManualClock;
 import io.sluice.testkit.Seeds;
 import io.sluice.testkit.redis.SharedRedis;
@@ -33,7 +35,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import java.util.function.Function;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -78,8 +79,6 @@ public class RedisMemoryEquivalenceIT {
             Arguments.of("leaky_bucket", 3205938679116892609L, 4));
     private static final int KEYS = 40;
     private static final int STEPS = 40;
-    /** Events of the failing key shown in a failure message. */
-    private static final int HISTORY = 30;
 
     /** A random limit of each ported algorithm (named by the caller), by algorithm name (CoalescedModeIT too). */
     public static final Map<String, Function<Random, Limit>> PORTED = new LinkedHashMap<>();
@@ -250,7 +249,7 @@ public class RedisMemoryEquivalenceIT {
 
     @ParameterizedTest(name = "{0} on {1}")
     @MethodSource("portsOnTopologies")
-    void randomSequencesDecideIdentically(String algorithm, Topology topology) {
+    void randomSequencesDecideIdentically(String algorithm, Topology topology) throws Exception {
         sequences(algorithm, topology, seed(algorithm, topology), scenarios(topology));
     }
 
@@ -260,7 +259,7 @@ public class RedisMemoryEquivalenceIT {
 
     @ParameterizedTest(name = "{0}, seed {1}")
     @MethodSource("found")
-    void sequencesFoundDivergingOnceDecideIdentically(String algorithm, long seed, int scenarios) {
+    void sequencesFoundDivergingOnceDecideIdentically(String algorithm, long seed, int scenarios) throws Exception {
         sequences(algorithm, Topology.STANDALONE, seed, scenarios);
     }
 
@@ -269,125 +268,70 @@ public class RedisMemoryEquivalenceIT {
         return Seeds.of(algorithm + " on " + topology);
     }
 
-    private static void sequences(String algorithm, Topology topology, long seed, int scenarios) {
-        Random r = new Random(seed);
-        ManualClock clock = new ManualClock();
+    private static void sequences(String algorithm, Topology topology, long seed, int scenarios) throws Exception {
+        EquivalenceRun run = new EquivalenceRun(algorithm + " on " + topology, seed);
         String prefix = "eq-" + UUID.randomUUID().toString().substring(0, 8);
         // A generous timeout: a loaded machine must not turn a slow answer into a failure.
-        try (RedisStore redis = topology.builder().prefix(prefix).clock(clock).timeout(Duration.ofSeconds(10)).build()) {
-            for (int scenario = 0; scenario < scenarios; scenario++) {
-                // A store per scenario: fewer decisions than its sweep interval (4096), so it never sweeps. A
-                // sweep drops expired keys, which a clock stepping back would then miss, while Redis keeps
-                // them until their TTL: an implementation detail of both, not a decision to compare.
-                try (Store memory = Store.memory().clock(clock).build()) {
-                    new Scenario(r, clock, memory, redis, topology, prefix, "s" + scenario,
-                            algorithm + " on " + topology + ", seed " + seed + ", scenario " + scenario).run(algorithm);
-                }
-            }
+        try (RedisStore redis = topology.builder().prefix(prefix).clock(run.clock()).timeout(Duration.ofSeconds(10))
+                .build()) {
+            run.scenarios(scenarios, redis, scenario -> {
+                new Scenario(scenario, redis, topology, prefix).run(algorithm);
+                return 0;
+            });
         }
     }
 
-    /** One event in a key's history: at {@code t}, a request (or other operation) and its outcome. */
-    private record Event(long t, Object what, Object outcome) {
-        @Override
-        public String toString() {
-            return "t=" + t + " " + what + (outcome == null ? "" : " -> " + outcome);
-        }
+    /** Decides a step's requests in Redis in one pipelined batch (RedisLockoutEquivalenceIT too). */
+    static EquivalenceScenario.BatchDecider pipelined(RedisStore redis) {
+        return (rule, keys, requests) -> {
+            List<BatchRequest> batch = new ArrayList<>();
+            for (int i = 0; i < keys.size(); i++) {
+                batch.add(BatchRequest.of(rule, keys.get(i), requests.get(i)));
+            }
+            return redis.decideAll(batch);
+        };
     }
 
     /** KEYS independent sequences under one rule on one clock. */
     private static final class Scenario {
+        private final EquivalenceScenario scenario;
         private final Random r;
-        private final ManualClock clock;
-        private final Store memory;
         private final RedisStore redis;
         private final Topology topology;
         private final String prefix;
-        private final String name;
-        private final String context;
-        private final List<List<Event>> histories = new ArrayList<>();
         private Rule rule;
-        private long wallSynced = System.nanoTime();
 
-        Scenario(Random r, ManualClock clock, Store memory, RedisStore redis, Topology topology, String prefix,
-                 String name, String context) {
-            this.r = r;
-            this.clock = clock;
-            this.memory = memory;
+        Scenario(EquivalenceScenario scenario, RedisStore redis, Topology topology, String prefix) {
+            this.scenario = scenario;
+            this.r = scenario.random();
             this.redis = redis;
             this.topology = topology;
             this.prefix = prefix;
-            this.name = name;
-            this.context = context;
         }
 
         void run(String algorithm) {
-            rule = randomShadow(Rule.of(name, randomLimits(algorithm)));
-            clock.setMicros(startTime());
-            for (int k = 0; k < KEYS; k++) {
-                histories.add(new ArrayList<>());
-            }
+            rule = randomShadow(Rule.of(scenario.name(), randomLimits(algorithm)));
+            scenario.clock().setMicros(startTime());
+            scenario.keys(KEYS);
+            scenario.describeKeysWith(k -> "\nits Redis keys now:" + redisKeys("k" + k));
             for (int step = 0; step < STEPS; step++) {
                 advance();
                 if (r.nextInt(20) == 0) {
                     updateLimit();
                 }
-                List<String> keys = new ArrayList<>();
-                List<Request> requests = new ArrayList<>();
-                for (int k = 0; k < KEYS; k++) {
-                    String key = "k" + k;
-                    int what = r.nextInt(40);
-                    if (what == 0) {
-                        memory.reset(rule, key);
-                        redis.reset(rule, key);
-                        note(k, "reset", null);
-                    } else if (what == 1) {
-                        long lease = r.nextInt(3);
-                        boolean released = memory.release(rule, key, lease);
-                        note(k, "release " + lease, released);
-                        int index = k;
-                        int at = step;
-                        assertThat(redis.release(rule, key, lease)).as(() -> where(index, at)).isEqualTo(released);
-                    } else {
-                        keys.add(key);
-                        requests.add(randomRequest());
-                    }
-                }
-                decideAndCompare(keys, requests, step, "");
+                EquivalenceScenario.Batch batch = scenario.operateOnKeys(rule, step, this::randomRequest);
+                scenario.decideAndCompare(rule, batch, step, "", pipelined(redis));
                 List<Request> peeks = new ArrayList<>();
-                keys.forEach(k -> peeks.add(Request.peek(0)));
-                decideAndCompare(keys, peeks, step, " (peek after)");
+                batch.keys().forEach(k -> peeks.add(Request.peek(0)));
+                scenario.decideAndCompare(rule, new EquivalenceScenario.Batch(batch.keys(), peeks), step,
+                        " (peek after)", pipelined(redis));
             }
-        }
-
-        private void decideAndCompare(List<String> keys, List<Request> requests, int step, String what) {
-            keepUpWithTheWallClock();
-            List<BatchRequest> batch = new ArrayList<>();
-            for (int i = 0; i < keys.size(); i++) {
-                batch.add(BatchRequest.of(rule, keys.get(i), requests.get(i)));
-            }
-            List<Decision> actual = redis.decideAll(batch);
-            for (int i = 0; i < keys.size(); i++) {
-                int k = Integer.parseInt(keys.get(i).substring(1));
-                Decision expected = memory.decide(rule, keys.get(i), requests.get(i));
-                note(k, requests.get(i), expected);
-                assertThat(actual.get(i)).as(() -> where(k, step) + what).isEqualTo(expected);
-            }
-        }
-
-        private String where(int key, int step) {
-            List<Event> history = histories.get(key);
-            return context + ", step " + step + ", key k" + key + ", t=" + clock.nowMicros() + ", rule " + rule
-                    + "\nlast events of the key:"
-                    + history.subList(Math.max(0, history.size() - HISTORY), history.size()).stream()
-                            .map(e -> "\n  " + e).collect(Collectors.joining())
-                    + "\nits Redis keys now:" + redisKeys("k" + key);
         }
 
         /** The key's state keys in Redis, whatever their encoding, with their TTLs (for failure messages). */
         private String redisKeys(String key) {
             StringBuilder out = new StringBuilder();
-            for (String k : topology.keys(prefix + ":{" + name + ":" + key + "}:l*")) {
+            for (String k : topology.keys(prefix + ":{" + scenario.name() + ":" + key + "}:l*")) {
                 String type = (String) topology.call(k, "TYPE", k);
                 Object value = switch (type) {
                     case "hash" -> topology.call(k, "HGETALL", k);
@@ -399,11 +343,6 @@ public class RedisMemoryEquivalenceIT {
                         .append(value);
             }
             return out.toString();
-        }
-
-        /** Records an event of one key for failure messages (formatted only then: most runs never fail). */
-        private void note(int key, Object what, Object outcome) {
-            histories.get(key).add(new Event(clock.nowMicros(), what, outcome));
         }
 
         /** The first limit is of the algorithm under test; the others (if any) of any ported algorithm. */
@@ -441,7 +380,7 @@ public class RedisMemoryEquivalenceIT {
             Limit changed = PORTED.get(target.algorithm()).apply(r).named(target.name());
             rule = rule.withLimit(changed);
             for (int k = 0; k < KEYS; k++) {
-                note(k, "update", changed);
+                scenario.note(k, "update", changed);
             }
         }
 
@@ -474,25 +413,6 @@ public class RedisMemoryEquivalenceIT {
             };
         }
 
-        /**
-         * Redis counts a client-time state's TTL on its own clock (the remaining time plus 1 s of slack), so a
-         * slow scenario (a loaded machine) would let a state vanish in Redis that the manual clock, barely
-         * moving, still holds in memory. So whenever a quarter of a second of wall time has passed since the
-         * last catch-up, it is added to the manual clock (noted in the keys' histories): the client clock then
-         * never lags the server's by more than that (plus its steps back). A replay by seed may then differ.
-         */
-        private void keepUpWithTheWallClock() {
-            long wallNow = System.nanoTime();
-            long behind = (wallNow - wallSynced) / 1_000;
-            if (behind > 250_000) {
-                wallSynced = wallNow;
-                clock.setMicros(Math.min(Arith.MAX_TIME, clock.nowMicros() + behind));
-                for (int k = 0; k < KEYS; k++) {
-                    note(k, "wall clock catch-up +" + behind + " µs", null);
-                }
-            }
-        }
-
         /** Same-microsecond bursts, small and large steps, steps back; always within [0, MAX_TIME]. */
         private void advance() {
             long delta = switch (r.nextInt(8)) {
@@ -504,7 +424,7 @@ public class RedisMemoryEquivalenceIT {
                 case 6 -> r.nextInt(10) == 0 ? r.nextInt(48) * 3_600_000_000L : r.nextInt(1_000_000);
                 default -> r.nextInt(1_000_000);
             };
-            clock.setMicros(Math.max(0, Math.min(Arith.MAX_TIME, clock.nowMicros() + delta)));
+            scenario.stepClock(delta);
         }
     }
 }

@@ -13,6 +13,8 @@ import io.sluice.Store.Target;
 import io.sluice.redis.RedisStore;
 import io.sluice.redis.Topology;
 import io.sluice.redis.internal.KeyLayout;
+import io.sluice.testkit.EquivalenceRun;
+import io.sluice.testkit.EquivalenceScenario;
 import io.sluice.testkit.ManualClock;
 import io.sluice.testkit.Seeds;
 import io.sluice.testkit.redis.SharedRedis;
@@ -66,7 +68,7 @@ class TogetherEquivalenceIT {
 
     @ParameterizedTest
     @EnumSource(Topology.class)
-    void groupsOfTargetsDecideIdentically(Topology topology) {
+    void groupsOfTargetsDecideIdentically(Topology topology) throws Exception {
         groups(topology, Seeds.of("TogetherEquivalenceIT on " + topology), SCENARIOS);
     }
 
@@ -76,30 +78,26 @@ class TogetherEquivalenceIT {
 
     @ParameterizedTest(name = "{0}, seed {1}")
     @MethodSource("found")
-    void groupsFoundDivergingOnceDecideIdentically(Topology topology, long seed, int scenarios) {
+    void groupsFoundDivergingOnceDecideIdentically(Topology topology, long seed, int scenarios) throws Exception {
         groups(topology, seed, scenarios);
     }
 
-    private static void groups(Topology topology, long seed, int scenarios) {
-        Random r = new Random(seed);
-        ManualClock clock = new ManualClock();
+    private static void groups(Topology topology, long seed, int scenarios) throws Exception {
+        EquivalenceRun run = new EquivalenceRun("on " + topology, seed);
         String prefix = "teq-" + UUID.randomUUID().toString().substring(0, 8);
         // Without cached denials: a group of one target is Store.decide, which may answer a known denial from the
         // cache (source CACHED, the same figures); the cache has its own tests, and the source would differ here.
-        try (RedisStore redis = topology.builder().prefix(prefix).clock(clock).timeout(Duration.ofSeconds(10))
+        try (RedisStore redis = topology.builder().prefix(prefix).clock(run.clock()).timeout(Duration.ofSeconds(10))
                 .cacheDenials(false).build()) {
-            for (int scenario = 0; scenario < scenarios; scenario++) {
-                // A store per scenario: fewer decisions than its sweep interval, so it never sweeps (see
-                // RedisMemoryEquivalenceIT: a sweep is an implementation detail, not a decision to compare).
-                try (Store memory = Store.memory().clock(clock).build()) {
-                    new Scenario(r, clock, memory, redis, topology, prefix, "s" + scenario,
-                            "on " + topology + ", seed " + seed + ", scenario " + scenario).run();
-                }
-            }
+            run.scenarios(scenarios, redis, scenario -> {
+                new Scenario(scenario, redis, topology, prefix).run();
+                return 0;
+            });
         }
     }
 
     private static final class Scenario {
+        private final EquivalenceScenario scenario;
         private final Random r;
         private final ManualClock clock;
         private final Store memory;
@@ -110,18 +108,17 @@ class TogetherEquivalenceIT {
         private final String context;
         private final List<Rule> rules = new ArrayList<>();
         private final List<String> keys = new ArrayList<>();
-        private long wallSynced = System.nanoTime();
 
-        Scenario(Random r, ManualClock clock, Store memory, RedisStore redis, Topology topology, String prefix,
-                 String name, String context) {
-            this.r = r;
-            this.clock = clock;
-            this.memory = memory;
+        Scenario(EquivalenceScenario scenario, RedisStore redis, Topology topology, String prefix) {
+            this.scenario = scenario;
+            this.r = scenario.random();
+            this.clock = scenario.clock();
+            this.memory = scenario.reference();
             this.redis = redis;
             this.topology = topology;
             this.prefix = prefix;
-            this.name = name;
-            this.context = context;
+            this.name = scenario.name();
+            this.context = scenario.context();
         }
 
         void run() {
@@ -145,13 +142,12 @@ class TogetherEquivalenceIT {
             clock.setMicros(new ManualClock().nowMicros() + r.nextInt(1_000_000));
             for (int step = 0; step < STEPS; step++) {
                 advance();
-                keepUpWithTheWallClock();
+                scenario.keepUpWithTheWallClock();
                 for (int g = 0; g < GROUPS_PER_STEP; g++) {
                     List<Target> group = group();
                     Request request = request(group);
-                    keepUpWithTheWallClock();
-                    String where = context + ", step " + step + ", t=" + clock.nowMicros() + ", " + describe(group)
-                            + ", " + request;
+                    scenario.keepUpWithTheWallClock();
+                    String where = scenario.where(step) + ", " + describe(group) + ", " + request;
                     Decision expected = memory.decideTogether(group, request);
                     assertThat(redis.decideTogether(group, request)).as(where).isEqualTo(expected);
                 }
@@ -205,7 +201,7 @@ class TogetherEquivalenceIT {
                     == KeyLayout.slot(prefix + ":{" + b.name() + ":" + keyB + "}"));
             List<Target> group = List.of(new Target(a, keyA), new Target(b, keyB));
             Request request = Request.tryAcquire(1);
-            keepUpWithTheWallClock();
+            scenario.keepUpWithTheWallClock();
             assertThatThrownBy(() -> redis.decideTogether(group, request)).as(context + ", step " + step)
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("different Redis Cluster slots")
                     .hasMessageContaining("decideTogetherAcrossSlots");
@@ -221,7 +217,7 @@ class TogetherEquivalenceIT {
             }
             assertThat(fallback.allowed()).as(context + ", step " + step + ": the fallback").isEqualTo(allAllowed);
             for (Target t : group) {
-                keepUpWithTheWallClock();
+                scenario.keepUpWithTheWallClock();
                 assertThat(redis.decide(t.rule(), t.key(), Request.peek(0)))
                         .as(context + ", step " + step + ": after the fallback, the state of " + t.key())
                         .isEqualTo(memory.decide(t.rule(), t.key(), Request.peek(0)));
@@ -232,7 +228,7 @@ class TogetherEquivalenceIT {
         private void comparePeeks(int step) {
             for (Rule rule : rules) {
                 for (String key : keys) {
-                    keepUpWithTheWallClock();
+                    scenario.keepUpWithTheWallClock();
                     Decision expected = memory.decide(rule, key, Request.peek(0));
                     assertThat(redis.decide(rule, key, Request.peek(0)))
                             .as(context + ", step " + step + ", peek of " + rule.name() + "/" + key + ": " + rule)
@@ -258,21 +254,7 @@ class TogetherEquivalenceIT {
                 case 4 -> r.nextInt(120) * 1_000_000L;
                 default -> r.nextInt(1_000_000);
             };
-            clock.setMicros(Math.max(0, clock.nowMicros() + delta));
-        }
-
-        /**
-         * As RedisMemoryEquivalenceIT: Redis counts a client-time state's TTL (its remaining time plus 1 s) on its own
-         * clock, so before every call the manual clock catches up with the wall time passed, and never lags Redis's
-         * by more than a quarter second plus one call; else a slow run would see Redis drop a state memory holds.
-         */
-        private void keepUpWithTheWallClock() {
-            long wallNow = System.nanoTime();
-            long behind = (wallNow - wallSynced) / 1_000;
-            if (behind > 250_000) {
-                wallSynced = wallNow;
-                clock.setMicros(clock.nowMicros() + behind);
-            }
+            scenario.stepClock(delta);
         }
     }
 }
