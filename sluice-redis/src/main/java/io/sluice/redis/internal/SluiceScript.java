@@ -217,22 +217,49 @@ public final class SluiceScript {
     /** Generated lines between the end of {@code build()}'s body and the dispatcher's first line. */
     private static final int LIBRARY_MIDDLE = 5;
 
+    /** A local at the top level of a part: {@code local name =} or {@code local function name(}. */
+    private static final Pattern TOP_LOCAL = Pattern.compile("(?m)^local (?:function )?([A-Za-z_][A-Za-z0-9_]*)");
+
     private String library(String name) {
         Part dispatcher = parts.get(parts.size() - 1);
         String[] lines = source.split("\n", -1);
         String before = String.join("\n", Arrays.copyOfRange(lines, 0, dispatcher.firstLine() - 1)) + "\n";
+        String body = part(dispatcher.path());
+        StringBuilder topLevel = new StringBuilder();
+        for (Part p : parts) {
+            // Only these run at the chunk's top level; the others sit inside the loader's functions or do-blocks.
+            if (p.path().equals("lockout.lua") || LIBRARIES.stream().anyMatch(l -> p.path().equals("lib/" + l + ".lua"))) {
+                topLevel.append(part(p.path()));
+            }
+        }
+        String kept = String.join(", ", keptLocals(topLevel.toString(), body));
         return "#!lua name=" + name + "\n"
                 + "local function build()\n"
                 + before
-                + "return sluice, ALG\n"
+                + "return " + kept + "\n"
                 + "end\n"
-                + "local sluice, ALG = nil, nil\n"
+                + "local built, " + kept + " = false\n"
                 + "redis.register_function(\"" + name + "\", function(KEYS, ARGV)\n"
-                + "if sluice == nil then sluice, ALG = build() end\n"
-                + part(dispatcher.path())
+                + "if not built then " + kept + " = build(); built = true end\n"
+                + body
                 + "end)\n"
                 + "redis.register_function{function_name = \"" + name + "_ping\", callback = function() return 1 end,"
                 + " flags = {\"no-writes\"}}\n";
+    }
+
+    /**
+     * The top-level locals of {@code topLevel} (the parts that run at the chunk's top level) that the dispatcher uses ({@code sluice}, {@code ALG},
+     * {@code sluice_lockout}): {@code build()} returns them and the library keeps them between calls.
+     */
+    static List<String> keptLocals(String topLevel, String dispatcher) {
+        Set<String> names = new LinkedHashSet<>();
+        Matcher m = TOP_LOCAL.matcher(topLevel);
+        while (m.find()) {
+            if (Pattern.compile("\\b" + m.group(1) + "\\b").matcher(dispatcher).find()) {
+                names.add(m.group(1));
+            }
+        }
+        return List.copyOf(names);
     }
 
     /**
