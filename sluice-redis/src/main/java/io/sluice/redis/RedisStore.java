@@ -334,7 +334,7 @@ public interface RedisStore extends Store {
          * {@code FUNCTION LOAD REPLACE} on every master when the store connects, called with {@code FCALL}: less
          * Redis CPU per decision), {@link Scripting#EVAL} ({@code SCRIPT LOAD} and {@code EVALSHA}, for Redis 6 and
          * for users without {@code +function}/{@code +fcall}), or {@link Scripting#AUTO}: functions where Redis
-         * allows them, else {@code EVALSHA}, decided once when the store connects and logged at INFO. Decisions
+         * allows them, else {@code EVALSHA}, decided once when the store connects and logged (at INFO when it falls back). Decisions
          * are the same either way. Default {@code AUTO}. See docs/redis-script-protocol.md, "Functions or EVALSHA".
          *
          * @throws IllegalArgumentException when {@code scripting} is null

@@ -18,7 +18,9 @@ import io.sluice.redis.Scripting;
  *   <li>{@code eval}: {@code SCRIPT LOAD} and {@code EVALSHA}, and no {@code FUNCTION} command is sent.</li>
  * </ul>
  *
- * One INFO line says what was chosen and why. Stateless.
+ * One line says what was chosen and why: at INFO when the store runs {@code EVALSHA} (a fallback, or asked for), at
+ * DEBUG in the usual case, functions on Redis 7, so that a library user's normal start prints nothing on stderr
+ * (JUL's default handler prints INFO there; LibraryLoggingIT). Stateless.
  */
 final class ScriptingChoice {
 
@@ -43,7 +45,7 @@ final class ScriptingChoice {
                 failures.await(functions.load());
                 failures.await(port.fcall(script.pingFunction(), NO_KEYS)
                         .handle((reply, error) -> failures.translate(reply, error, script, "Sluice functions library")));
-                log.info("Redis at {}: Sluice runs its scripts as the functions library {} (FCALL; scripting={})",
+                log.debug("Redis at {}: Sluice runs its scripts as the functions library {} (FCALL; scripting={})",
                         failures.where(), script.functionName(), wanted);
                 return functions;
             } catch (RedisUnavailableException e) {

@@ -202,8 +202,9 @@ public final class SluiceScript {
      * The same script as a Redis 7 functions library ({@code FUNCTION LOAD}, then {@code FCALL} with the same keys
      * and arguments as {@code EVALSHA}): what the store runs unless it falls back to the script
      * ({@link io.sluice.redis.Scripting}). The libraries and the loader run inside {@code build()} on the first call,
-     * since Redis 7.0 forbids {@code math} and {@code setmetatable} while a library loads; {@code sluice} and
-     * {@code ALG} then stay in the library's locals, so later calls build no helper and no module again. The
+     * since Redis 7.0 forbids {@code math} and {@code setmetatable} while a library loads; the top-level locals the
+     * dispatcher uses ({@link #keptLocals}) then stay in the library's locals, so later calls build no helper and no
+     * module again (which is why no module may keep a call's data in its upvalues). The
      * dispatcher is the function's body, unchanged. A second function, {@link #pingFunction()}, only answers 1: the
      * store calls it once when it connects, to learn whether its user may {@code FCALL}. Redis reports an error line
      * of the library as {@code user_function:N}; {@link #explain} maps it back to a file.
@@ -228,7 +229,8 @@ public final class SluiceScript {
         StringBuilder topLevel = new StringBuilder();
         for (Part p : parts) {
             // Only these run at the chunk's top level; the others sit inside the loader's functions or do-blocks.
-            if (p.path().equals("lockout.lua") || LIBRARIES.stream().anyMatch(l -> p.path().equals("lib/" + l + ".lua"))) {
+            if (p.path().equals("lockout.lua")
+                    || LIBRARIES.stream().anyMatch(l -> p.path().equals("lib/" + l + ".lua"))) {
                 topLevel.append(part(p.path()));
             }
         }
@@ -248,8 +250,9 @@ public final class SluiceScript {
     }
 
     /**
-     * The top-level locals of {@code topLevel} (the parts that run at the chunk's top level) that the dispatcher uses ({@code sluice}, {@code ALG},
-     * {@code sluice_lockout}): {@code build()} returns them and the library keeps them between calls.
+     * The top-level locals of {@code topLevel} (the parts that run at the chunk's top level) that the dispatcher
+     * uses ({@code sluice} and {@code sluice_lockout} for {@code rule.lua}): {@code build()} returns them and the
+     * library keeps them between calls.
      */
     static List<String> keptLocals(String topLevel, String dispatcher) {
         Set<String> names = new LinkedHashSet<>();
