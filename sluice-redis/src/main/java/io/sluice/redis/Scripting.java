@@ -13,7 +13,7 @@ import java.util.Locale;
  *   <li>{@link #EVAL}: as a script, loaded with {@code SCRIPT LOAD} and called with {@code EVALSHA}: for Redis 6, and
  *       for servers or ACL users that do not allow {@code FUNCTION} or {@code FCALL}.</li>
  *   <li>{@link #AUTO} (the default): functions where the server allows them, else the script. Decided once per store
- *       when it connects, and logged at INFO.</li>
+ *       when it connects; a fallback to the script is logged at INFO.</li>
  * </ul>
  */
 public enum Scripting {
