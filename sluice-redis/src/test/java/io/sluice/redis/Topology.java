@@ -66,8 +66,29 @@ public enum Topology {
         return out;
     }
 
-    /** Empties every node's script cache. */
+    /** Script calls (EVALSHA and FCALL, whichever the store uses) the nodes have run, from INFO commandstats. */
+    public long scriptCalls() {
+        return scriptCalls(nodes());
+    }
+
+    /** As {@link #scriptCalls()} on {@code nodes}. */
+    public static long scriptCalls(List<RedisServer> nodes) {
+        long calls = 0;
+        for (RedisServer node : nodes) {
+            for (String line : String.valueOf(node.call("INFO", "commandstats")).split("\r?\n")) {
+                if (line.startsWith("cmdstat_evalsha:calls=") || line.startsWith("cmdstat_fcall:calls=")) {
+                    calls += Long.parseLong(line.substring(line.indexOf('=') + 1, line.indexOf(',')));
+                }
+            }
+        }
+        return calls;
+    }
+
+    /** Empties every node's script cache and deletes every functions library, as a restart without persistence does. */
     public void flushScripts() {
-        nodes().forEach(n -> n.call("SCRIPT", "FLUSH"));
+        nodes().forEach(n -> {
+            n.call("SCRIPT", "FLUSH");
+            n.call("FUNCTION", "FLUSH");
+        });
     }
 }

@@ -62,7 +62,10 @@ final class RedisBenchmarkCeiling {
         return Measurement.of("redis", "sluice").variant("redis-benchmark").mode("redis-benchmark").note(note).build();
     }
 
-    /** Two EVALSHA calls of Sluice for the hot key, as MONITOR shows them, merged into one template. */
+    /**
+     * Two script calls of Sluice for the hot key (FCALL, or EVALSHA where the store fell back to it), as MONITOR
+     * shows them, merged into one template.
+     */
     private static List<String> capture(LocalRedis redis, RespConnection admin, String algorithm) {
         admin.call("FLUSHALL");
         List<List<String>> calls = new ArrayList<>();
@@ -77,7 +80,8 @@ final class RedisBenchmarkCeiling {
                 String line = (String) monitor.readReply();
                 List<String> args = parseMonitorLine(line);
                 // Commands a script runs show up as "[0 lua]"; the client's own call is what is wanted.
-                if (!args.isEmpty() && args.get(0).equalsIgnoreCase("evalsha") && !line.contains(" lua]")) {
+                if (!args.isEmpty() && (args.get(0).equalsIgnoreCase("fcall") || args.get(0).equalsIgnoreCase("evalsha"))
+                        && !line.contains(" lua]")) {
                     calls.add(args);
                 }
             }
@@ -168,7 +172,7 @@ final class RedisBenchmarkCeiling {
         admin.call("FLUSHALL");
         List<String> call = new ArrayList<>(template);
         if (keys > 1) {
-            // EVALSHA sha numkeys key... : only the keys name the hot key.
+            // FCALL function numkeys key... (or EVALSHA sha numkeys key...): only the keys name the hot key.
             int numKeys = Integer.parseInt(template.get(2));
             boolean replaced = false;
             for (int i = 3; i < 3 + numKeys; i++) {

@@ -37,7 +37,8 @@ final class RedisSection extends ReportSection {
                 + "commands (INFO COMMANDSTATS, commands inside scripts included) are per decision over all runs; "
                 + "*over-admitted* counts admissions beyond what the configured limit allows over the whole load, "
                 + "summed over keys. *redis-benchmark* rows are the ceiling: `redis-benchmark` sending Sluice's own "
-                + "EVALSHA (captured with MONITOR) from 64 connections, no Java client involved. Bucket4j is its Lettuce "
+                + "script call, FCALL (EVALSHA where functions are refused), "
+                + "captured with MONITOR, from 64 connections, no Java client involved. Bucket4j is its Lettuce "
                 + "CAS proxy, with and without `Optimizations.batching()`; bare-lua is the smallest token-bucket script "
                 + "called with EVALSHA through Lettuce, the floor of any Lua limiter.");
         line();

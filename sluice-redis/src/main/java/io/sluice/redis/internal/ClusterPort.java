@@ -2,6 +2,7 @@ package io.sluice.redis.internal;
 
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.resource.ClientResources;
 import java.util.ArrayList;
@@ -9,9 +10,12 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * {@link RedisPort} on a Redis Cluster. Lettuce routes each {@code EVALSHA} to the master of its first key's
- * slot (all keys of one call share that slot), follows MOVED/ASK redirections, and broadcasts
- * {@code SCRIPT LOAD} to every node, replicas included, so a promoted replica already has the script.
+ * {@link RedisPort} on a Redis Cluster. Lettuce routes each {@code EVALSHA} and {@code FCALL} to the master of its
+ * first key's slot (all keys of one call share that slot), follows MOVED/ASK redirections, and broadcasts
+ * {@code SCRIPT LOAD} to every node, replicas included, so a promoted replica already has the script. It does not
+ * broadcast {@code FUNCTION LOAD}: this port sends it to every master it knows, and replicas get the library by
+ * replication. A master it did not know yet (added, or promoted without the library) answers "Function not found"
+ * and the {@link ScriptRunner} loads again, on the masters of the topology as Lettuce knows it by then.
  */
 final class ClusterPort implements RedisPort {
 
@@ -82,6 +86,36 @@ final class ClusterPort implements RedisPort {
     public CompletableFuture<Void> scriptLoad(String script) {
         // Lettuce's cluster SCRIPT LOAD runs on every known node and completes after all of them.
         return deadline.guard(connection.async().scriptLoad(script)).thenApply(sha -> null);
+    }
+
+    @Override
+    public CompletableFuture<List<Object>> fcall(String function, ScriptCall call) {
+        return Ports.fcall(connection.async(), function, call, deadline);
+    }
+
+    /** As {@link #evalshaPipelined}, and for the same reason on the shared connection. */
+    @Override
+    public List<CompletableFuture<List<Object>>> fcallPipelined(String function, List<ScriptCall> calls) {
+        List<CompletableFuture<List<Object>>> replies = new ArrayList<>(calls.size());
+        for (ScriptCall call : calls) {
+            replies.add(Ports.fcall(connection.async(), function, call, deadline));
+        }
+        return replies;
+    }
+
+    @Override
+    public CompletableFuture<Void> functionLoad(String library) {
+        List<CompletableFuture<String>> loads = new ArrayList<>();
+        for (RedisClusterNode node : connection.getPartitions()) {
+            if (node.getRole().isUpstream()) {
+                loads.add(connection.getConnectionAsync(node.getNodeId())
+                        .thenCompose(c -> deadline.guard(c.async().functionLoad(library, true))));
+            }
+        }
+        if (loads.isEmpty()) {
+            return CompletableFuture.failedFuture(new IllegalStateException("the cluster topology names no master"));
+        }
+        return CompletableFuture.allOf(loads.toArray(new CompletableFuture<?>[0]));
     }
 
     @Override

@@ -42,11 +42,13 @@ public final class DefaultRedisStore implements RedisStore {
     private final List<StoreMode> modes;
     private final BatchDecisions batches;
 
-    private DefaultRedisStore(StoreSettings settings, RedisPort port, String where) {
+    private DefaultRedisStore(StoreSettings settings, RedisPort port, FailureTranslator failures,
+                              ScriptRunner scriptRunner) {
         this.settings = settings;
         this.port = port;
-        this.failures = new FailureTranslator(where, settings.timeout(), settings.awaitBound());
-        this.scriptRunner = new ScriptRunner(port, SluiceScript.get(), "Sluice script", failures);
+        this.failures = failures;
+        this.scriptRunner = scriptRunner;
+        String where = failures.where();
         KeyLayout layout = new KeyLayout(settings.prefix());
         this.script = new DecisionScript(settings, SluiceScript.get(), scriptRunner, layout, closed::get);
         this.breaker = CircuitBreaker.of(settings, where);
@@ -54,14 +56,15 @@ public final class DefaultRedisStore implements RedisStore {
         this.exact = new ExactMode(breaker, script, DenialCache.of(settings));
         this.coalesced = new CoalescedMode(breaker, script);
         this.leased = new LeasedMode(exact, settings.clock(), settings.listener());
-        ScriptRunner syncScript = new ScriptRunner(port, SluiceScript.sync(), "Sluice sync script", failures);
+        ScriptRunner syncScript = scriptRunner.sibling(SluiceScript.sync(), "Sluice sync script");
         this.synced = new SyncedMode(settings, layout, breaker, script::compiled, syncScript, exact);
         this.modes = List.of(exact, coalesced, leased, synced);
         this.batches = new BatchDecisions(breaker, port, script, policies, failures);
     }
 
     /**
-     * Connects, then loads the script so the first decision needs no reload.
+     * Connects, then loads the script (as functions or a script: {@link ScriptingChoice}) so the first decision needs
+     * no reload.
      *
      * @throws RedisStoreException when Redis cannot be reached
      */
@@ -85,14 +88,15 @@ public final class DefaultRedisStore implements RedisStore {
         } catch (RuntimeException e) {
             throw new RedisStoreException("cannot connect to Redis at " + where + ": " + e.getMessage(), e);
         }
-        DefaultRedisStore store = new DefaultRedisStore(settings, port, where);
+        FailureTranslator failures = new FailureTranslator(where, settings.timeout(), settings.awaitBound());
+        ScriptRunner runner;
         try {
-            store.failures.await(store.scriptRunner.load());
+            runner = ScriptingChoice.connect(settings, port, failures);
         } catch (RuntimeException e) {
-            store.close();
+            port.close();
             throw e;
         }
-        return store;
+        return new DefaultRedisStore(settings, port, failures, runner);
     }
 
     // ------------------------------------------------------------------------------------------------ routing
@@ -307,6 +311,11 @@ public final class DefaultRedisStore implements RedisStore {
         return scriptRunner.loads();
     }
 
+    /** Whether the store calls its scripts by {@code FCALL} (a functions library) rather than {@code EVALSHA}. */
+    public boolean usesFunctions() {
+        return scriptRunner.functions();
+    }
+
     /** The state of the circuit breaker in front of Redis (for tests and health checks). */
     @Override
     public SluiceListener.BreakerState breakerState() {
@@ -341,7 +350,8 @@ public final class DefaultRedisStore implements RedisStore {
     @Override
     public String toString() {
         return "RedisStore{" + failures.where() + ", prefix=" + settings.prefix() + ", time="
-                + (settings.clock() == null ? "server" : "client") + (exact.cachesDenials() ? "" : ", no cached denials")
+                + (settings.clock() == null ? "server" : "client") + (scriptRunner.functions() ? ", FCALL" : ", EVALSHA")
+                + (exact.cachesDenials() ? "" : ", no cached denials")
                 + "}";
     }
 }

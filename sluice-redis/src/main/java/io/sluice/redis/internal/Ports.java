@@ -6,6 +6,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.async.RedisFunctionAsyncCommands;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
@@ -16,10 +17,14 @@ import io.lettuce.core.resource.Delay;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /** Client settings shared by the two ports. */
 final class Ports {
+
+    private static final Log log = Log.get(Ports.class);
 
     private Ports() {}
 
@@ -121,21 +126,51 @@ final class Ports {
         return deadline.guard(commands.<List<Object>>evalsha(sha, ScriptOutputType.MULTI, call.keys(), call.args()));
     }
 
+    /** One function call on either topology's async commands. */
+    static CompletableFuture<List<Object>> fcall(RedisFunctionAsyncCommands<String, String> commands, String function,
+                                                 ScriptCall call, CommandDeadline deadline) {
+        return deadline.guard(commands.<List<Object>>fcall(function, ScriptOutputType.MULTI, call.keys(), call.args()));
+    }
+
     /** The deadline for commands on a client the store did not create (see {@link CommandDeadline}). */
     static CommandDeadline foreignDeadline(AbstractRedisClient client, StoreSettings settings) {
         return new CommandDeadline(client.getResources().timer(), settings.timeout());
     }
 
+    /** How long closing waits for the client, then for its resources, before it gives up on them. */
+    static final Duration SHUTDOWN_BOUND = Duration.ofSeconds(3);
+
     /**
      * Shuts down what the store created: the client when {@code ownClient}, the resources when not null (the
-     * caller passes null for resources it was given).
+     * caller passes null for resources it was given). Each wait is bounded by {@link #SHUTDOWN_BOUND}: Lettuce's
+     * {@code shutdown(quiet, timeout, unit)} passes its timeout to the event loops only, and waits without a bound
+     * for the client's connections to close, which never happens for a cluster connection whose setup timed out
+     * (a test run hung 25 minutes there). Whatever is left then is abandoned with a log line, not waited for.
      */
     static void shutdown(AbstractRedisClient client, boolean ownClient, ClientResources ownResources) {
         if (ownClient) {
-            client.shutdown(0, 2, TimeUnit.SECONDS);
+            awaitShutdown(client.shutdownAsync(0, 2, TimeUnit.SECONDS), SHUTDOWN_BOUND, "the Redis client");
         }
         if (ownResources != null) {
-            ownResources.shutdown(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(3_000);
+            ownResources.shutdown(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(SHUTDOWN_BOUND.toMillis());
         }
+    }
+
+    /**
+     * Waits at most {@code bound} for a shutdown; false (and one WARN line naming {@code what}) when it did not
+     * finish in time or failed.
+     */
+    static boolean awaitShutdown(CompletableFuture<Void> shutdown, Duration bound, String what) {
+        try {
+            shutdown.get(bound.toMillis(), TimeUnit.MILLISECONDS);
+            return true;
+        } catch (TimeoutException e) {
+            log.warn("{} did not shut down within {}; leaving it to finish on its own", what, bound);
+        } catch (ExecutionException e) {
+            log.warn("{} failed to shut down cleanly: {}", what, e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return false;
     }
 }

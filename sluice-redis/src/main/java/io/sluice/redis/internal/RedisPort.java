@@ -23,6 +23,18 @@ public interface RedisPort extends AutoCloseable {
     /** {@code SCRIPT LOAD script} on every node that may run it; completes when all have it. */
     CompletableFuture<Void> scriptLoad(String script);
 
+    /** {@code FCALL function} with the call's keys and arguments; the reply is the function's list. */
+    CompletableFuture<List<Object>> fcall(String function, ScriptCall call);
+
+    /** {@code FCALL} for every call, written together and flushed once, as {@link #evalshaPipelined}. */
+    List<CompletableFuture<List<Object>>> fcallPipelined(String function, List<ScriptCall> calls);
+
+    /**
+     * {@code FUNCTION LOAD REPLACE library} on every master (replicas get it by replication); completes when all
+     * have it.
+     */
+    CompletableFuture<Void> functionLoad(String library);
+
     /** {@code DEL keys}; the keys may span slots. */
     CompletableFuture<Long> del(List<String> keys);
 

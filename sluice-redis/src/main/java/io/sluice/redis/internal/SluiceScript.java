@@ -67,7 +67,7 @@ public final class SluiceScript {
 
     private static final Pattern DEFINED = Pattern.compile("(?m)^function sluice\\.([a-z_0-9]+)\\(");
 
-    private static final Pattern SCRIPT_LINE = Pattern.compile("user_script:(\\d+)");
+    private static final Pattern SCRIPT_LINE = Pattern.compile("user_(script|function):(\\d+)");
 
     /** One resource of the script and where it starts, for mapping Redis error lines back to files. */
     record Part(String path, int firstLine, int lines) {}
@@ -84,12 +84,16 @@ public final class SluiceScript {
     private final String sha1;
     private final Set<String> algorithms;
     private final List<Part> parts;
+    private final String functionName;
+    private final String library;
 
     private SluiceScript(String source, Set<String> algorithms, List<Part> parts) {
         this.source = source;
         this.sha1 = sha1(source);
         this.algorithms = Set.copyOf(algorithms);
         this.parts = List.copyOf(parts);
+        this.functionName = "sluice_" + sha1(library("sluice"));
+        this.library = library(functionName);
     }
 
     /** The script, assembled once from the classpath. */
@@ -198,33 +202,83 @@ public final class SluiceScript {
 
     /**
      * The same script as a Redis 7 functions library ({@code FUNCTION LOAD}, then {@code FCALL} with the same keys
-     * and arguments as {@code EVALSHA}), measured as the next step of issue 13 (docs/redis-script-protocol.md,
-     * "Redis CPU per decision: the candidates measured"); the store does not call it yet. The libraries and the
-     * loader run inside {@code build()} on the first call, since Redis 7.0 forbids {@code math} and
-     * {@code setmetatable} while a library loads; {@code sluice} and {@code ALG} then stay in the library's
-     * locals, so later calls build no helper and no module again. The dispatcher is the function's body,
-     * unchanged. Redis reports an error line of the library as {@code user_function:N}; a line of the libraries or
-     * algorithms is line {@code N - 2} of {@link #source()}.
+     * and arguments as {@code EVALSHA}): what the store runs unless it falls back to the script
+     * ({@link io.sluice.redis.Scripting}). The libraries and the loader run inside {@code build()} on the first call,
+     * since Redis 7.0 forbids {@code math} and {@code setmetatable} while a library loads; the top-level locals the
+     * dispatcher uses ({@link #keptLocals}) then stay in the library's locals, so later calls build no helper and no
+     * module again (which is why no module may keep a call's data in its upvalues). The
+     * dispatcher is the function's body, unchanged. A second function, {@link #pingFunction()}, only answers 1: the
+     * store calls it once when it connects, to learn whether its user may {@code FCALL}. Redis reports an error line
+     * of the library as {@code user_function:N}; {@link #explain} maps it back to a file.
      */
     public String functionLibrary() {
+        return library;
+    }
+
+    /** Lines of {@link #functionLibrary()} before the first line of {@link #source()} ({@code #!lua}, {@code build()}). */
+    private static final int LIBRARY_HEAD = 2;
+    /** Generated lines between the end of {@code build()}'s body and the dispatcher's first line. */
+    private static final int LIBRARY_MIDDLE = 5;
+
+    /** A local at the top level of a part: {@code local name =} or {@code local function name(}. */
+    private static final Pattern TOP_LOCAL = Pattern.compile("(?m)^local (?:function )?([A-Za-z_][A-Za-z0-9_]*)");
+
+    private String library(String name) {
         Part dispatcher = parts.get(parts.size() - 1);
         String[] lines = source.split("\n", -1);
         String before = String.join("\n", Arrays.copyOfRange(lines, 0, dispatcher.firstLine() - 1)) + "\n";
-        return "#!lua name=" + functionName() + "\n"
+        String body = part(dispatcher.path());
+        StringBuilder topLevel = new StringBuilder();
+        for (Part p : parts) {
+            // Only these run at the chunk's top level; the others sit inside the loader's functions or do-blocks.
+            if (p.path().equals("lockout.lua")
+                    || LIBRARIES.stream().anyMatch(l -> p.path().equals("lib/" + l + ".lua"))) {
+                topLevel.append(part(p.path()));
+            }
+        }
+        String kept = String.join(", ", keptLocals(topLevel.toString(), body));
+        return "#!lua name=" + name + "\n"
                 + "local function build()\n"
                 + before
-                + "return sluice, ALG\n"
+                + "return " + kept + "\n"
                 + "end\n"
-                + "local sluice, ALG = nil, nil\n"
-                + "redis.register_function(\"" + functionName() + "\", function(KEYS, ARGV)\n"
-                + "if sluice == nil then sluice, ALG = build() end\n"
-                + part(dispatcher.path())
-                + "end)\n";
+                + "local built, " + kept + " = false\n"
+                + "redis.register_function(\"" + name + "\", function(KEYS, ARGV)\n"
+                + "if not built then " + kept + " = build(); built = true end\n"
+                + body
+                + "end)\n"
+                + "redis.register_function{function_name = \"" + name + "_ping\", callback = function() return 1 end,"
+                + " flags = {\"no-writes\"}}\n";
     }
 
-    /** The library's and its one function's name: versioned by the script's SHA-1, as libraries persist. */
+    /**
+     * The top-level locals of {@code topLevel} (the parts that run at the chunk's top level) that the dispatcher
+     * uses ({@code sluice} and {@code sluice_lockout} for {@code rule.lua}): {@code build()} returns them and the
+     * library keeps them between calls.
+     */
+    static List<String> keptLocals(String topLevel, String dispatcher) {
+        Set<String> names = new LinkedHashSet<>();
+        Matcher m = TOP_LOCAL.matcher(topLevel);
+        while (m.find()) {
+            if (Pattern.compile("\\b" + m.group(1) + "\\b").matcher(dispatcher).find()) {
+                names.add(m.group(1));
+            }
+        }
+        return List.copyOf(names);
+    }
+
+    /**
+     * The library's and its decision function's name: {@code sluice_} and the SHA-1 of the library's text (written
+     * with the name {@code sluice}), so the name changes whenever the library does. Libraries persist (RDB, AOF,
+     * replicas) and two Sluice versions may share a Redis during a rolling upgrade: each loads and calls its own.
+     */
     public String functionName() {
-        return "sluice_" + sha1;
+        return functionName;
+    }
+
+    /** The library's second function, which answers 1 and touches nothing: the store's permission probe. */
+    public String pingFunction() {
+        return functionName + "_ping";
     }
 
     /** The full script text. */
@@ -272,8 +326,9 @@ public final class SluiceScript {
     }
 
     /**
-     * A Redis error message with its script line numbers ({@code user_script:123}) followed by the file and
-     * line they come from, e.g. {@code user_script:123 (algorithms/fixed_window.lua:40)}.
+     * A Redis error message with its script line numbers ({@code user_script:123}, or {@code user_function:125}
+     * from {@link #functionLibrary()}) followed by the file and line they come from, e.g.
+     * {@code user_script:123 (algorithms/fixed_window.lua:40)}.
      */
     public String explain(String redisError) {
         if (redisError == null) {
@@ -282,11 +337,26 @@ public final class SluiceScript {
         Matcher m = SCRIPT_LINE.matcher(redisError);
         StringBuilder out = new StringBuilder();
         while (m.find()) {
-            int line = Integer.parseInt(m.group(1));
-            m.appendReplacement(out, Matcher.quoteReplacement(m.group() + " (" + locate(line) + ")"));
+            int line = Integer.parseInt(m.group(2));
+            String where = m.group(1).equals("script") ? locate(line) : locateInLibrary(line);
+            m.appendReplacement(out, Matcher.quoteReplacement(m.group() + " (" + where + ")"));
         }
         m.appendTail(out);
         return out.toString();
+    }
+
+    /** The file and line of a line of {@link #functionLibrary()}. */
+    String locateInLibrary(int line) {
+        int dispatcher = parts.get(parts.size() - 1).firstLine();
+        int scriptLine = line - LIBRARY_HEAD;
+        if (scriptLine >= 1 && scriptLine < dispatcher) {
+            return locate(scriptLine);
+        }
+        scriptLine = line - LIBRARY_HEAD - LIBRARY_MIDDLE;
+        if (scriptLine >= dispatcher && scriptLine <= lineCount(source)) {
+            return locate(scriptLine);
+        }
+        return "the library wrapper SluiceScript generates";
     }
 
     /** The file and line of a script line, e.g. {@code rule.lua:12}. */

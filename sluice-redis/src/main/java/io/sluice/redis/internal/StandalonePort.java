@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiFunction;
 
 /** {@link RedisPort} on one Redis server, directly or through Sentinel. */
 final class StandalonePort implements RedisPort {
@@ -82,12 +83,27 @@ final class StandalonePort implements RedisPort {
 
     @Override
     public List<CompletableFuture<List<Object>>> evalshaPipelined(String sha, List<ScriptCall> calls) {
+        return pipelined(calls, (c, call) -> Ports.evalsha(c.async(), sha, call, deadline));
+    }
+
+    @Override
+    public CompletableFuture<List<Object>> fcall(String function, ScriptCall call) {
+        return Ports.fcall(connection.async(), function, call, deadline);
+    }
+
+    @Override
+    public List<CompletableFuture<List<Object>>> fcallPipelined(String function, List<ScriptCall> calls) {
+        return pipelined(calls, (c, call) -> Ports.fcall(c.async(), function, call, deadline));
+    }
+
+    private List<CompletableFuture<List<Object>>> pipelined(List<ScriptCall> calls,
+            BiFunction<StatefulRedisConnection<String, String>, ScriptCall, CompletableFuture<List<Object>>> send) {
         List<CompletableFuture<List<Object>>> replies = new ArrayList<>(calls.size());
         pipelineLock.lock();
         try {
             StatefulRedisConnection<String, String> c = pipelineConnection();
             for (ScriptCall call : calls) {
-                replies.add(Ports.evalsha(c.async(), sha, call, deadline));
+                replies.add(send.apply(c, call));
             }
             c.flushCommands();
         } finally {
@@ -108,6 +124,11 @@ final class StandalonePort implements RedisPort {
     @Override
     public CompletableFuture<Void> scriptLoad(String script) {
         return deadline.guard(connection.async().scriptLoad(script)).thenApply(sha -> null);
+    }
+
+    @Override
+    public CompletableFuture<Void> functionLoad(String library) {
+        return deadline.guard(connection.async().functionLoad(library, true)).thenApply(name -> null);
     }
 
     @Override

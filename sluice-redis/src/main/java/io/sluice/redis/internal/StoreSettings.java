@@ -3,6 +3,7 @@ package io.sluice.redis.internal;
 import io.lettuce.core.RedisURI;
 import io.sluice.Clock;
 import io.sluice.SluiceListener;
+import io.sluice.redis.Scripting;
 import java.time.Duration;
 import java.util.List;
 
@@ -23,10 +24,20 @@ import java.util.List;
  * @param listener    told of store calls, breaker transitions, leases and syncs
  * @param cacheDenials whether exact mode answers denials it has just learned from Redis locally while Redis would
  *                    still deny (see {@link DenialCache})
+ * @param scripting   functions, the script, or whichever the server allows (see {@link ScriptingChoice})
  */
 public record StoreSettings(List<RedisURI> uris, boolean cluster, String prefix, Duration timeout, Clock clock,
                             boolean deduplicate, Duration clientTimeSlack, int breakerFailures,
-                            Duration breakerCoolDown, SluiceListener listener, boolean cacheDenials) {
+                            Duration breakerCoolDown, SluiceListener listener, boolean cacheDenials,
+                            Scripting scripting) {
+
+    /** As the canonical constructor, with {@link Scripting#AUTO} (the builder's default). */
+    public StoreSettings(List<RedisURI> uris, boolean cluster, String prefix, Duration timeout, Clock clock,
+                         boolean deduplicate, Duration clientTimeSlack, int breakerFailures,
+                         Duration breakerCoolDown, SluiceListener listener, boolean cacheDenials) {
+        this(uris, cluster, prefix, timeout, clock, deduplicate, clientTimeSlack, breakerFailures, breakerCoolDown,
+                listener, cacheDenials, Scripting.AUTO);
+    }
 
     /** As the canonical constructor, with cached denials on (the builder's default). */
     public StoreSettings(List<RedisURI> uris, boolean cluster, String prefix, Duration timeout, Clock clock,
@@ -64,6 +75,9 @@ public record StoreSettings(List<RedisURI> uris, boolean cluster, String prefix,
         checkBreaker(breakerFailures, breakerCoolDown);
         if (listener == null) {
             throw new IllegalArgumentException("listener must not be null");
+        }
+        if (scripting == null) {
+            throw new IllegalArgumentException("scripting must not be null");
         }
     }
 
@@ -111,7 +125,8 @@ public record StoreSettings(List<RedisURI> uris, boolean cluster, String prefix,
     }
 
     /**
-     * The longest a call of up to three commands (EVALSHA, SCRIPT LOAD after NOSCRIPT, EVALSHA again) can take
+     * The longest a call of up to three commands (EVALSHA, SCRIPT LOAD after NOSCRIPT, EVALSHA again; or FCALL,
+     * FUNCTION LOAD, FCALL) can take
      * before Lettuce completes it: after that a circuit breaker's probe is presumed lost.
      */
     public Duration callLimit() {

@@ -65,7 +65,7 @@ class ReplaySafetyIT {
             assertThat(store.decide(RULE, "k", Request.tryAcquire(2)).remaining()).isEqualTo(3);
             int connectionsBefore = proxy.connections();
 
-            proxy.dropReplyAfter("EVALSHA");
+            proxy.dropReplyAfter(store.usesFunctions() ? "FCALL" : "EVALSHA");
             Decision d = store.decide(RULE, "k", Request.tryAcquire(1));
 
             assertThat(proxy.connections()).as("Lettuce reconnected").isEqualTo(connectionsBefore + 1);
@@ -106,7 +106,7 @@ class ReplaySafetyIT {
         // The control experiment: it shows the failure above really makes Lettuce run the script twice.
         try (DefaultRedisStore store = store(Duration.ofSeconds(5), false)) {
             store.decide(RULE, "k", Request.tryAcquire(2));
-            proxy.dropReplyAfter("EVALSHA");
+            proxy.dropReplyAfter(store.usesFunctions() ? "FCALL" : "EVALSHA");
             Decision d = store.decide(RULE, "k", Request.tryAcquire(1));
             assertThat(count("k")).as("charged twice").isEqualTo("4");
             assertThat(d.remaining()).as("the client sees only the second execution").isEqualTo(1);

@@ -8,6 +8,10 @@ import io.sluice.FixedWindow;
 import io.sluice.RateLimiter;
 import io.sluice.Rule;
 import io.sluice.redis.internal.DefaultRedisStore;
+import io.sluice.redis.internal.KeyLayout;
+import io.sluice.redis.internal.SluiceScript;
+import io.sluice.testkit.redis.RedisCluster;
+import io.sluice.testkit.redis.RedisServer;
 import io.sluice.testkit.ManualClock;
 import io.sluice.testkit.redis.SharedRedis;
 import java.time.Duration;
@@ -19,7 +23,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-/** A server that lost its script cache (restart, failover, SCRIPT FLUSH) gets the script again, transparently. */
+/**
+ * A server that lost the functions library or the script (restart without persistence, a new master, FUNCTION FLUSH,
+ * SCRIPT FLUSH) gets it again, transparently, and the call that found it missing is charged once.
+ */
 @ExtendWith(SharedRedis.class)
 class ScriptRecoveryIT {
 
@@ -32,6 +39,7 @@ class ScriptRecoveryIT {
              RateLimiter l = RateLimiter.builder(Rule.of("flush", FixedWindow.of(2, Duration.ofMinutes(1))))
                      .store(store).build()) {
             DefaultRedisStore impl = (DefaultRedisStore) store;
+            assertThat(impl.usesFunctions()).as("Redis 7 runs the functions library by default").isTrue();
             assertThat(l.tryAcquire("k").remaining()).isEqualTo(1);
             long loads = impl.scriptLoads();
 
@@ -54,5 +62,51 @@ class ScriptRecoveryIT {
                 assertThat(l.peek("key-" + i, 0).remaining()).isEqualTo(1);
             }
         }
+    }
+
+    /**
+     * On a cluster the library lives on every master: a master that lost it (as a node added empty, or a replica
+     * promoted without it, would lack it) answers "Function not found" for its keys only; the store loads it on
+     * every master again and retries that call once, and keys on the other masters never noticed.
+     */
+    @org.junit.jupiter.api.Test
+    void aClusterMasterThatLostTheLibraryGetsItBackAndEveryMasterHasIt() {
+        try (RedisStore store = Topology.CLUSTER.builder().prefix(prefix).clock(new ManualClock()).build();
+             RateLimiter l = RateLimiter.builder(Rule.of("one", FixedWindow.of(2, Duration.ofMinutes(1))))
+                     .store(store).build()) {
+            DefaultRedisStore impl = (DefaultRedisStore) store;
+            String name = SluiceScript.get().functionName();
+            List<RedisServer> masters = RedisCluster.shared().nodes();
+            for (RedisServer master : masters) {
+                assertThat(libraries(master)).as("loaded on %s at connect", master).contains(name);
+            }
+            String stateKey = impl.layout().stateKey("one", "k", "fixed_window");
+            RedisServer owner = RedisCluster.shared().masterOf(KeyLayout.slot(stateKey));
+            assertThat(l.tryAcquire("k").remaining()).isEqualTo(1);
+            long loads = impl.scriptLoads();
+
+            owner.call("FUNCTION", "FLUSH");
+            assertThat(libraries(owner)).doesNotContain(name);
+            assertThat(l.tryAcquire("k").remaining()).as("charged once on the master that lost it").isZero();
+            assertThat(l.tryAcquire("k").allowed()).isFalse();
+            assertThat(impl.scriptLoads()).isEqualTo(loads + 1);
+            for (RedisServer master : masters) {
+                assertThat(libraries(master)).as("on %s after the reload", master).contains(name);
+            }
+        }
+    }
+
+    /** The library names loaded on {@code node}. */
+    private static List<String> libraries(RedisServer node) {
+        List<String> names = new ArrayList<>();
+        for (Object library : (List<?>) node.call("FUNCTION", "LIST")) {
+            List<?> fields = (List<?>) library;
+            for (int i = 0; i + 1 < fields.size(); i += 2) {
+                if ("library_name".equals(fields.get(i))) {
+                    names.add(String.valueOf(fields.get(i + 1)));
+                }
+            }
+        }
+        return names;
     }
 }

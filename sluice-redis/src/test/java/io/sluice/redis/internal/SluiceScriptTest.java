@@ -194,6 +194,38 @@ class SluiceScriptTest {
     }
 
     @Test
+    void everyLineOfTheFunctionsLibraryMapsBackToTheFileLineItCopies() {
+        String[] library = script.functionLibrary().split("\n", -1);
+        java.util.Map<String, String[]> files = new java.util.HashMap<>();
+        int mapped = 0;
+        for (int line = 1; line <= library.length; line++) {
+            String where = script.locateInLibrary(line);
+            int colon = where.lastIndexOf(".lua:");
+            if (colon < 0) {
+                continue;   // a line of the wrapper or of the loader that SluiceScript generates
+            }
+            String path = where.substring(0, colon + 4);
+            int n = Integer.parseInt(where.substring(colon + 5));
+            assertThat(library[line - 1]).as("library line %d, said to be %s", line, where)
+                    .isEqualTo(files.computeIfAbsent(path, p -> script.part(p).split("\n", -1))[n - 1]);
+            mapped++;
+        }
+        assertThat(mapped).as("lines of the files").isGreaterThan(library.length * 3 / 4);
+        SluiceScript.Part rule = script.parts().get(script.parts().size() - 1);
+        assertThat(script.explain("ERR user_function:3: x")).contains("user_function:3 (lib/core.lua:1)");
+        assertThat(script.locateInLibrary(2)).isEqualTo("the library wrapper SluiceScript generates");
+        assertThat(script.functionLibrary()).startsWith("#!lua name=" + script.functionName() + "\n")
+                .contains("redis.register_function(\"" + script.functionName() + "\"")
+                .contains("function_name = \"" + script.pingFunction() + "\"");
+        assertThat(script.functionName()).matches("sluice_[0-9a-f]{40}").isNotEqualTo("sluice_" + script.sha1());
+        assertThat(SluiceScript.sync().functionName()).isNotEqualTo(script.functionName());
+        assertThat(rule.path()).isEqualTo("rule.lua");
+        // The dispatcher's view of build()'s locals: what rule.lua uses from the top level, kept between calls.
+        assertThat(script.functionLibrary()).contains("\nreturn sluice, sluice_lockout\n");
+        assertThat(SluiceScript.sync().functionLibrary()).contains("\nreturn sluice\n");
+    }
+
+    @Test
     void eachAlgorithmFileIsABranchOfTheLoaderAndItsLinesStillMapBack() {
         String[] lines = script.source().split("\n", -1);
         for (SluiceScript.Part part : script.parts()) {

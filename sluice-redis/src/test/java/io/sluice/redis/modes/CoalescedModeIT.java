@@ -80,10 +80,10 @@ class CoalescedModeIT {
         int scenarios = topology == Topology.STANDALONE ? 10 : 3;
         try (RedisStore redis = topology.builder().prefix(prefix).clock(run.clock())
                 .clientTimeSlack(Duration.ofHours(1)).timeout(Duration.ofSeconds(10)).build()) {
-            long callsBefore = evalshaCalls(topology);
+            long callsBefore = scriptCalls(topology);
             long decided = run.scenarios(scenarios, redis, scenario -> new Bursts(scenario, redis).run(algorithm));
             // Bursts queue behind each key's call in flight: far fewer calls than decisions, so batches ran.
-            assertThat(evalshaCalls(topology) - callsBefore).as("script calls for %d decisions", decided)
+            assertThat(scriptCalls(topology) - callsBefore).as("script calls for %d decisions", decided)
                     .isLessThan(decided * 3 / 4);
             assertIdle(redis);
         }
@@ -235,7 +235,7 @@ class CoalescedModeIT {
 
         try (RedisStore redis = topology.builder().prefix(prefix).build()) {
             redis.decide(rule, "warm-up", Request.peek(0));
-            long callsBefore = evalshaCalls(topology);
+            long callsBefore = scriptCalls(topology);
             List<CompletableFuture<Decision>> decisions = new ArrayList<>();
             // Redis holds the first call for a moment, so the other 63 surely queue behind it: how many arrive
             // while a call is in flight must not depend on how fast this machine is today.
@@ -244,10 +244,10 @@ class CoalescedModeIT {
                 decisions.add(redis.decideAsync(rule, "k", Request.tryAcquire(1)));
             }
             assertThat(admitted(decisions)).as("admitted of 64").isEqualTo(admittedOneByOne);
-            assertThat(evalshaCalls(topology) - callsBefore).as("script calls for 64 decisions: the first alone,"
+            assertThat(scriptCalls(topology) - callsBefore).as("script calls for 64 decisions: the first alone,"
                     + " then the 63 that queued behind it").isEqualTo(2);
 
-            callsBefore = evalshaCalls(topology);
+            callsBefore = scriptCalls(topology);
             List<List<CompletableFuture<Decision>>> perThread = new ArrayList<>();
             CountDownLatch start = new CountDownLatch(1);
             List<Thread> threads = new ArrayList<>();
@@ -277,7 +277,7 @@ class CoalescedModeIT {
             perThread.forEach(decisions::addAll);
             assertThat(decisions).hasSize(64);
             assertThat(admitted(decisions)).as("admitted of 64 from four threads").isEqualTo(admittedOneByOne);
-            assertThat(evalshaCalls(topology) - callsBefore).as("script calls for 64 decisions from four threads")
+            assertThat(scriptCalls(topology) - callsBefore).as("script calls for 64 decisions from four threads")
                     .isPositive().isLessThan(64);
             assertIdle(redis);
         }
@@ -313,21 +313,13 @@ class CoalescedModeIT {
         }
     }
 
-    private static long evalshaCalls(Topology topology) {
-        return evalshaCalls(topology.nodes());
+    /** Script calls (EVALSHA or FCALL) the nodes have run so far. */
+    private static long scriptCalls(Topology topology) {
+        return Topology.scriptCalls(topology.nodes());
     }
 
-    /** EVALSHA calls the nodes have run so far (INFO commandstats). */
-    private static long evalshaCalls(List<RedisServer> nodes) {
-        long calls = 0;
-        for (RedisServer node : nodes) {
-            for (String line : String.valueOf(node.call("INFO", "commandstats")).split("\r?\n")) {
-                if (line.startsWith("cmdstat_evalsha:calls=")) {
-                    calls += Long.parseLong(line.substring("cmdstat_evalsha:calls=".length(), line.indexOf(',')));
-                }
-            }
-        }
-        return calls;
+    private static long scriptCalls(List<RedisServer> nodes) {
+        return Topology.scriptCalls(nodes);
     }
 
     /** Through Sentinel the store talks to the master it names: coalescing works the same. */
@@ -337,14 +329,14 @@ class CoalescedModeIT {
         try (RedisServer master = RedisServer.start(); RedisSentinel sentinel = RedisSentinel.start(master, "mymaster");
              RedisStore store = RedisStore.builder().uri(sentinel.uri()).prefix(prefix).build()) {
             store.decide(rule, "warm-up", Request.peek(0));
-            long callsBefore = evalshaCalls(List.of(master));
+            long callsBefore = scriptCalls(List.of(master));
             List<CompletableFuture<Decision>> decisions = new ArrayList<>();
             pauseWrites(List.of(master));
             for (int i = 0; i < 32; i++) {
                 decisions.add(store.decideAsync(rule, "k", Request.tryAcquire(1)));
             }
             assertThat(admitted(decisions)).isEqualTo(10);
-            assertThat(evalshaCalls(List.of(master)) - callsBefore).isEqualTo(2);
+            assertThat(scriptCalls(List.of(master)) - callsBefore).isEqualTo(2);
         }
     }
 

@@ -165,7 +165,7 @@ class FixedWindowRedisIT {
             assertThatThrownBy(() -> l.tryAcquire("k")).isInstanceOf(RedisStoreException.class)
                     .hasMessageContaining("failed the Sluice script")
                     .hasMessageContaining("expected a base-36 integer, got 'x!'")
-                    .hasMessageMatching("(?s).*user_script:\\d+ \\(lib/state_decode\\.lua:\\d+\\).*");
+                    .hasMessageMatching("(?s).*user_(script|function):\\d+ \\(lib/state_decode\\.lua:\\d+\\).*");
         } finally {
             topology.call(key, "DEL", key);
         }

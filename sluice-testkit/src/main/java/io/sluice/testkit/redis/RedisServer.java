@@ -60,6 +60,14 @@ public final class RedisServer implements AutoCloseable {
         return start(List.of());
     }
 
+    /**
+     * As {@link #start()}, with extra {@code redis-server} arguments, e.g. {@code "--rename-command", "FUNCTION", ""}
+     * for a server that refuses a command as an older Redis would.
+     */
+    public static RedisServer startWith(String... extraArgs) {
+        return start(List.of(extraArgs));
+    }
+
     /** As {@link #start()}, with extra {@code redis-server} arguments (e.g. cluster mode). */
     static RedisServer start(List<String> extraArgs) {
         return start(null, extraArgs);
