@@ -88,6 +88,8 @@ final class LocalSection extends ReportSection {
                 + "Allocation per call does not depend on the load. The time ratios in the tables above and in the "
                 + "targets are this run's.");
         line();
+    }
+
     private void localChart(Path file, String mode, List<Measurement> modeRows) throws IOException {
         DefaultCategoryDataset data = new DefaultCategoryDataset();
         for (Measurement m : modeRows) {
