@@ -36,6 +36,8 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -60,8 +62,13 @@ import org.junit.jupiter.params.provider.MethodSource;
  *
  * <p>A failure names its seed and shows the key's last events and Redis keys; replay it with
  * {@code -Dit.test=RedisMemoryEquivalenceIT -Dsluice.algorithm=<name> -Dsluice.seed=<seed>}.
+ *
+ * <p>The algorithms and topologies run in parallel (two threads, src/test/resources/junit-platform.properties):
+ * each has its own seed, clock, memory store and key prefix on the shared servers, so they share nothing, and
+ * one thread decides in the JVM while the other's batch runs in Redis.
  */
 @ExtendWith(SharedRedis.class)
+@Execution(ExecutionMode.CONCURRENT)
 public class RedisMemoryEquivalenceIT {
 
     /** Scenarios per run on each topology; see the class comment. */
