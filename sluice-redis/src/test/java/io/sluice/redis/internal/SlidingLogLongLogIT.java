@@ -42,12 +42,12 @@ import org.junit.jupiter.params.provider.CsvSource;
  * connection per read (7,000 reads per log).
  */
 @ExtendWith(SharedRedis.class)
-@Execution(ExecutionMode.CONCURRENT)
 class SlidingLogLongLogIT {
 
     private static final long SEC = 1_000_000;
 
     @ParameterizedTest(name = "start {0}, countRejected {1}")
+    @Execution(ExecutionMode.CONCURRENT)
     @CsvSource({
             "1767225600000000, false",    // 2026: 10-digit times
             "3656158140062976, true",     // 36^10 - 300 s: the times gain a digit half-way

@@ -63,12 +63,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  * <p>A failure names its seed and shows the key's last events and Redis keys; replay it with
  * {@code -Dit.test=RedisMemoryEquivalenceIT -Dsluice.algorithm=<name> -Dsluice.seed=<seed>}.
  *
- * <p>The algorithms and topologies run in parallel (two threads, src/test/resources/junit-platform.properties):
+ * <p>The algorithms and topologies run in parallel (two threads, src/test/resources/junit-platform.properties;
+ * the class itself, as every class, runs alone):
  * each has its own seed, clock, memory store and key prefix on the shared servers, so they share nothing, and
  * one thread decides in the JVM while the other's batch runs in Redis.
  */
 @ExtendWith(SharedRedis.class)
-@Execution(ExecutionMode.CONCURRENT)
 public class RedisMemoryEquivalenceIT {
 
     /** Scenarios per run on each topology; see the class comment. */
@@ -257,6 +257,7 @@ public class RedisMemoryEquivalenceIT {
 
     @ParameterizedTest(name = "{0} on {1}")
     @MethodSource("portsOnTopologies")
+    @Execution(ExecutionMode.CONCURRENT)
     void randomSequencesDecideIdentically(String algorithm, Topology topology) {
         sequences(algorithm, topology, seed(algorithm, topology), scenarios(topology));
     }
@@ -267,6 +268,7 @@ public class RedisMemoryEquivalenceIT {
 
     @ParameterizedTest(name = "{0}, seed {1}")
     @MethodSource("found")
+    @Execution(ExecutionMode.CONCURRENT)
     void sequencesFoundDivergingOnceDecideIdentically(String algorithm, long seed, int scenarios) {
         sequences(algorithm, Topology.STANDALONE, seed, scenarios);
     }
