@@ -32,9 +32,15 @@ class BenchSmokeIT {
             "redis_commands_per_decision", "bytes_per_key", "used_memory_bytes_per_key", "over_admitted", "rss_before_mb",
             "rss_after_mb", "runs", "note");
 
+    /**
+     * Every suite, as small as its code allows. The Redis rows' warm-up (40 ms) also sizes the server suite's:
+     * 60 times it, 2 s per new server (its floor, one wrk step) instead of 6 s at 100 ms, and the eviction flood's
+     * fill to one 5 s phase instead of two; a row's figures after so short a warm-up are meaningless, and this test
+     * checks none of them, only that each row is there, measured and consistent.
+     */
     private static final Profile TINY = new Profile("smoke-test", 0, 1, 100, 2, 100, List.of(1),
             List.of("token_bucket"), List.of(1), List.of("bucket4j"), 50, List.of(4), List.of("token_bucket"),
-            List.of("token_bucket/leased"), List.of("bare-lua"), 100, 2, 150, 2_000, 50, 0, 1_000);
+            List.of("token_bucket/leased"), List.of("bare-lua"), 40, 2, 150, 2_000, 50, 0, 1_000);
 
     @Test
     void aTinyRunWritesValidResultsAndTheReport(@TempDir Path dir) throws Exception {

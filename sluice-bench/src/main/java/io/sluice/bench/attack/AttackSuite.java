@@ -35,6 +35,25 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class AttackSuite implements Suite {
     /** Between probes, so that connections a probe closed are gone from the next probe's "before". */
     private static final long SETTLE_MS = 1_000;
+
+    /** The pause between probes, ms; null: {@link #SETTLE_MS}. */
+    private final Long settleMs;
+    /** How long the bystander runs alone before and after each probe, ms; null: {@link #bystanderAloneMs}. */
+    private final Long aloneMs;
+
+    /** The suite as {@code sluice bench} runs it, its pauses sized by the profile. */
+    public AttackSuite() {
+        this(null, null);
+    }
+
+    /**
+     * A suite with shorter pauses around each probe, for a test that checks what the probes find and not the
+     * bystander's figures alone (which only the row's note reports): the pauses change no verdict of a probe.
+     */
+    AttackSuite(Long settleMs, Long aloneMs) {
+        this.settleMs = settleMs;
+        this.aloneMs = aloneMs;
+    }
     /** Marks, in a row's note, what a probe expected to hold and did not. */
     public static final String DID_NOT_HOLD = "DID NOT HOLD: ";
 
@@ -200,8 +219,10 @@ public final class AttackSuite implements Suite {
             throws Exception {
         ServeProcess server = running.server();
         Probe.Target target = running.target();
-        Thread.sleep(SETTLE_MS);
-        double p99Before = bystanderAloneP99(target, bystanderAloneMs(quick));
+        long settle = settleMs != null ? settleMs : SETTLE_MS;
+        long alone = aloneMs != null ? aloneMs : bystanderAloneMs(quick);
+        Thread.sleep(settle);
+        double p99Before = bystanderAloneP99(target, alone);
         ProcessStats before = ProcessStats.of(server.pid());
         Measurement.Builder row = Measurement.of(name(), "sluice").variant(probe.name()).mode("probe")
                 .config(probe.describe() + "; " + store).threads(1).inFlight(1);
@@ -228,9 +249,9 @@ public final class AttackSuite implements Suite {
             sampler.awaitTermination(5, TimeUnit.SECONDS);
         }
         double seconds = (System.nanoTime() - started) / 1e9;
-        Thread.sleep(SETTLE_MS);
+        Thread.sleep(settle);
         ProcessStats after = ProcessStats.of(server.pid());
-        double p99After = bystanderAloneP99(target, bystanderAloneMs(quick));
+        double p99After = bystanderAloneP99(target, alone);
         String note = String.format("answers: %s%s%s; threads %d -> %d (peak %d); fds %d -> %d (peak %d); "
                 + "bystander p99 alone before %,.0f µs, after %,.0f µs; bystander: %s over %.1f s", outcome.answers(),
                 outcome.finding() == null ? "" : "; " + outcome.finding(),

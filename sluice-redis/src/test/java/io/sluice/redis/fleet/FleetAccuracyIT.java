@@ -14,10 +14,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.UUID;
 import java.util.stream.Collectors;
 import org.assertj.core.api.SoftAssertions;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -34,14 +32,14 @@ import org.junit.jupiter.params.provider.EnumSource;
  * server time.
  *
  * <p>Each process is a {@link FleetWorker} started with this JVM's java and test classpath, once for the whole
- * class (JVM starts dominate the run time): each connects to the standalone server and to the cluster, and holds
+ * run (JVM starts dominate the run time; {@link SharedFleet}, shared with {@link LeasedFleetIT}): each connects to the standalone server and to the cluster, and holds
  * an in-memory store for the control experiment. Each {@link FleetCase} is then run on all processes at once
  * (the same command written to every process), and the admitted counts are summed. The load is far above the bound (each process alone tries at least the
  * bound), so the total must be exactly {@link FleetCase#expected}. Cases run when the script has a port of
  * every algorithm they use; {@link #everyAlgorithmWithAHardBoundIsPortedAndMeasured} fails while any
  * hard-bound algorithm is missing, so nothing is silently left out.
  */
-@ExtendWith(SharedRedis.class)
+@ExtendWith({SharedRedis.class, SharedFleet.class})
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FleetAccuracyIT {
 
@@ -68,15 +66,8 @@ class FleetAccuracyIT {
     }
 
     @BeforeAll
-    static void startFleet() {
-        fleet = Fleet.start("fleet-" + UUID.randomUUID().toString().substring(0, 8));
-    }
-
-    @AfterAll
-    static void stopFleet() {
-        if (fleet != null) {
-            fleet.close();
-        }
+    static void joinFleet(Fleet shared) {
+        fleet = shared;
     }
 
     @ParameterizedTest

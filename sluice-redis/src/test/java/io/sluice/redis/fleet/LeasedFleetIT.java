@@ -8,9 +8,7 @@ import io.sluice.testkit.redis.SharedRedis;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.UUID;
 import org.assertj.core.api.SoftAssertions;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -24,25 +22,20 @@ import org.junit.jupiter.params.provider.EnumSource;
  * expire. Under-use (permits leased and never spent) is reported, and so are the script calls per decision,
  * counted by Redis ({@code INFO commandstats}).
  */
-@ExtendWith(SharedRedis.class)
+@ExtendWith({SharedRedis.class, SharedFleet.class})
 class LeasedFleetIT {
 
     private static final String MODE = "leased";
     private static FleetAccuracyIT.Fleet fleet;
 
     @BeforeAll
-    static void startFleet() {
-        fleet = FleetAccuracyIT.Fleet.start("leased-fleet-" + UUID.randomUUID().toString().substring(0, 8));
+    static void joinFleet(FleetAccuracyIT.Fleet shared) {
+        // The run's fleet (SharedFleet), FleetAccuracyIT's too: this class's keys (bounded-*, refill-*, hot,
+        // warm-up) are its own.
+        fleet = shared;
         // Each process opens its leased-mode stores on the first run in the mode: do that before measuring.
         for (Topology topology : Topology.values()) {
             fleet.runInMode(topology, FleetCase.FIXED_WINDOW_EPOCH.name(), "warm-up", MODE);
-        }
-    }
-
-    @AfterAll
-    static void stopFleet() {
-        if (fleet != null) {
-            fleet.close();
         }
     }
 

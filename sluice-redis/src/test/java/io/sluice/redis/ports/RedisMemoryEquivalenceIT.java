@@ -37,6 +37,8 @@ import java.util.UUID;
 import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -61,6 +63,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  *
  * <p>A failure names its seed and shows the key's last events and Redis keys; replay it with
  * {@code -Dit.test=RedisMemoryEquivalenceIT -Dsluice.algorithm=<name> -Dsluice.seed=<seed>}.
+ *
+ * <p>The algorithms and topologies run in parallel (two threads, src/test/resources/junit-platform.properties;
+ * the class itself, as every class, runs alone):
+ * each has its own seed, clock, memory store and key prefix on the shared servers, so they share nothing, and
+ * one thread decides in the JVM while the other's batch runs in Redis.
  */
 @ExtendWith(SharedRedis.class)
 public class RedisMemoryEquivalenceIT {
@@ -249,6 +256,7 @@ public class RedisMemoryEquivalenceIT {
 
     @ParameterizedTest(name = "{0} on {1}")
     @MethodSource("portsOnTopologies")
+    @Execution(ExecutionMode.CONCURRENT)
     void randomSequencesDecideIdentically(String algorithm, Topology topology) throws Exception {
         sequences(algorithm, topology, seed(algorithm, topology), scenarios(topology));
     }
@@ -259,6 +267,7 @@ public class RedisMemoryEquivalenceIT {
 
     @ParameterizedTest(name = "{0}, seed {1}")
     @MethodSource("found")
+    @Execution(ExecutionMode.CONCURRENT)
     void sequencesFoundDivergingOnceDecideIdentically(String algorithm, long seed, int scenarios) throws Exception {
         sequences(algorithm, Topology.STANDALONE, seed, scenarios);
     }
