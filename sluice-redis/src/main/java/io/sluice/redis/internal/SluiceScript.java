@@ -170,10 +170,11 @@ public final class SluiceScript {
         generated(source, "end");
         generated(source, "return ALG[name]");
         generated(source, "end");
-        // A rule's lockout, for rule.lua (sync.lua does not use it: synced mode refuses lockouts).
-        // Tickets of estimated charges, for rule.lua's "charge" and "settle" (settle.lua).
-        append(source, parts, "settle.lua", read("settle.lua"));
-        append(source, parts, "lockout.lua", read("lockout.lua"));
+        // Tickets of estimated charges, for rule.lua's "charge" and "settle" (settle.lua), and a rule's lockout,
+        // for rule.lua (sync.lua uses neither: synced mode refuses settling and lockouts).
+        for (String part : TOP_LEVEL_PARTS) {
+            append(source, parts, part, read(part));
+        }
         append(source, parts, dispatcher, read(dispatcher));
         return new SluiceScript(source.toString(), ported, parts);
     }
@@ -220,6 +221,12 @@ public final class SluiceScript {
     /** Generated lines between the end of {@code build()}'s body and the dispatcher's first line. */
     private static final int LIBRARY_MIDDLE = 5;
 
+    /**
+     * The parts between the libraries and the dispatcher, run at the chunk's top level in this order: the
+     * functions library keeps the locals of these that the dispatcher uses ({@link #keptLocals}).
+     */
+    private static final List<String> TOP_LEVEL_PARTS = List.of("settle.lua", "lockout.lua");
+
     /** A local at the top level of a part: {@code local name =} or {@code local function name(}. */
     private static final Pattern TOP_LOCAL = Pattern.compile("(?m)^local (?:function )?([A-Za-z_][A-Za-z0-9_]*)");
 
@@ -231,7 +238,7 @@ public final class SluiceScript {
         StringBuilder topLevel = new StringBuilder();
         for (Part p : parts) {
             // Only these run at the chunk's top level; the others sit inside the loader's functions or do-blocks.
-            if (p.path().equals("lockout.lua")
+            if (TOP_LEVEL_PARTS.contains(p.path())
                     || LIBRARIES.stream().anyMatch(l -> p.path().equals("lib/" + l + ".lua"))) {
                 topLevel.append(part(p.path()));
             }
@@ -253,7 +260,7 @@ public final class SluiceScript {
 
     /**
      * The top-level locals of {@code topLevel} (the parts that run at the chunk's top level) that the dispatcher
-     * uses ({@code sluice} and {@code sluice_lockout} for {@code rule.lua}): {@code build()} returns them and the
+     * uses ({@code sluice}, {@code sluice_tickets} and {@code sluice_lockout} for {@code rule.lua}): {@code build()} returns them and the
      * library keeps them between calls.
      */
     static List<String> keptLocals(String topLevel, String dispatcher) {
