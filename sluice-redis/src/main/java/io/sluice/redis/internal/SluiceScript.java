@@ -231,7 +231,7 @@ public final class SluiceScript {
         StringBuilder topLevel = new StringBuilder();
         for (Part p : parts) {
             // Only these run at the chunk's top level; the others sit inside the loader's functions or do-blocks.
-            if (p.path().equals("lockout.lua")
+            if (p.path().equals("settle.lua") || p.path().equals("lockout.lua")
                     || LIBRARIES.stream().anyMatch(l -> p.path().equals("lib/" + l + ".lua"))) {
                 topLevel.append(part(p.path()));
             }
@@ -253,8 +253,8 @@ public final class SluiceScript {
 
     /**
      * The top-level locals of {@code topLevel} (the parts that run at the chunk's top level) that the dispatcher
-     * uses ({@code sluice} and {@code sluice_lockout} for {@code rule.lua}): {@code build()} returns them and the
-     * library keeps them between calls.
+     * uses ({@code sluice}, {@code sluice_tickets} and {@code sluice_lockout} for {@code rule.lua}): {@code build()}
+     * returns them and the library keeps them between calls.
      */
     static List<String> keptLocals(String topLevel, String dispatcher) {
         Set<String> names = new LinkedHashSet<>();
