@@ -15,7 +15,12 @@ public final class Settling {
     /** Why {@code name} cannot settle a ticket; null when it can. */
     public static String why(AlgorithmName name) {
         return switch (name) {
-            case FIXED_WINDOW, CALENDAR_WINDOW, SLIDING_WINDOW, ROLLING_WINDOW, SLIDING_LOG, TOKEN_BUCKET, GCRA -> null;
+            case FIXED_WINDOW, CALENDAR_WINDOW, SLIDING_WINDOW, ROLLING_WINDOW, SLIDING_LOG, TOKEN_BUCKET -> null;
+            // GcraAlgorithm.settle exists, but a random run found two refunds admitting one permit past the proved
+            // bound (SettlePropertiesTest): a ticket's mark goes stale when another ticket's refund moves the TAT
+            // back; refused until its derivation is fixed.
+            case GCRA -> "a refund of the TAT is not yet proved to keep the burst bound when several tickets are"
+                    + " open";
             // LeakyBucketAlgorithm.settle exists, but a random run found a refund admitting one permit past the
             // proved bound (SettlePropertiesTest); refused until its derivation is fixed.
             case LEAKY_BUCKET -> "a refund into nginx's queue is not yet proved to keep the burst bound";

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.sluice.CalendarWindow;
 import io.sluice.Charge;
 import io.sluice.FixedWindow;
-import io.sluice.Gcra;
 import io.sluice.Limit;
 import io.sluice.RateLimiter;
 import io.sluice.RollingWindow;
@@ -47,8 +46,7 @@ class SettleEquivalenceIT {
                 RollingWindow.of(10, Duration.ofSeconds(2), Duration.ofMillis(300)),
                 TokenBucket.of(10, 3, Duration.ofSeconds(1)),
                 TokenBucket.of(10, 3, Duration.ofSeconds(1)).withRefill(TokenBucket.Refill.INTERVAL),
-                TokenBucket.of(10, 3, Duration.ofSeconds(1)).withRefill(TokenBucket.Refill.INTERVAL_ALIGNED),
-                Gcra.of(5, Duration.ofSeconds(1)).withBurst(8));
+                TokenBucket.of(10, 3, Duration.ofSeconds(1)).withRefill(TokenBucket.Refill.INTERVAL_ALIGNED));
     }
 
     @ParameterizedTest

@@ -153,13 +153,23 @@ final class GcraAlgorithm implements Algorithm<GcraAlgorithm.State>, Settleable<
      * r·T and leaves the later terms alone, and a later admission that found the key idle (t_k past the TAT)
      * starts such a term. Example, burst 3, T = 250 ms: charge 3 at 0 (A = 750 ms); at 750 ms try 3 (TAT
      * 1500 ms); refunding 3·T now would make the TAT 750 ms and admit 3 more at once, 6 in one instant.
-     * What is sound: while the charge's advance still lies ahead (A > now) no later admission found the key
+     * The rule below: while the charge's advance still lies ahead (A > now) no later admission found the key
      * idle (each came before A, hence before the TAT), so every later term is at most now + Σ_{j>i} p_j·T =
      * TAT − (A − now); the TAT the final cost gives is then at most TAT − min(r·T, A − now), and that is the
      * TAT written: the part of the charge still ahead of now is undone, the part already elapsed is not.
      * With A <= now there is nothing left to undo. It never goes below now (TAT >= A). A TAT at now is no
      * state. (A reset between charge and settlement already forgave the charge; then TAT < A may hold and the
      * refund may give back what the reset gave back: resets are the operator's, and forgive more anyway.)
+     *
+     * NOT SOUND with several tickets open, so Settling refuses gcra (SettlePropertiesTest.gcra, disabled, found
+     * it): the argument holds for one refund, but a refund of an earlier ticket moves every later charge back
+     * by what it undid, and a later ticket's A is then stale, larger than where its charge now ends. "Each later
+     * admission came before A" no longer says it came before the TAT of the final costs, and the refund undoes
+     * too much. Example, burst 3, T = 250 ms, at 0: try 1, charge 1 (A₁ = 500 ms), charge 1 (A₂ = 750 ms);
+     * refund the first fully (TAT 500 ms); at 266.318 ms try 1 (TAT 750 ms); refund the second fully: the rule
+     * writes 750 − min(250, 750 − 266.318) = 500 ms, but with both charges at 0 the key was idle at 266.318 ms
+     * and the TAT is 516.318 ms; 2 more pass at 266.318 ms and 1 at 500 ms, 4 in [266.318, 500] ms where the
+     * bound is 3. A sound rule needs what (TAT, A, now) cannot tell: how far refunds since the charge moved it.
      */
     @Override
     public long mark(State admitted, long now) {

@@ -145,6 +145,13 @@ class SettlePropertiesTest {
         run(limit, ops, 5, (x, y) -> 5 + 2 * Arith.ceilDiv(y - x, 1_000_000));
     }
 
+    /**
+     * Disabled: it found a run using 4 where the bound is 3 (seed -6632383891874789002: two charges of 1, the
+     * first refunded, a try 266 ms later, then the second refunded), so gcra refuses tickets (Settling) until
+     * fixed; GcraAlgorithm's settlement comment says why.
+     */
+    @net.jqwik.api.Disabled("a refund after another ticket's refund can pass the bound by one permit; gcra refuses"
+            + " tickets until fixed")
     @Property(tries = 300)
     void gcra(@ForAll("ops") List<Op> ops) {
         Gcra limit = Gcra.of(4, Duration.ofSeconds(1)).withBurst(3);

@@ -118,6 +118,8 @@ do
 
   -- Settling a ticket: GcraAlgorithm's Settleable (mark, settle), whose comment derives it. The mark is the
   -- TAT the charge left (at most MAX_TIME); TAT = allowAt + burstOffset, written back under this B.
+  -- Not reached for now: Settling refuses gcra (a refund after another ticket's refund can pass the burst
+  -- bound; GcraAlgorithm's comment has the example), and the store refuses it before the script runs.
   function M.mark(admitted, now, p)
     return math.min(admitted.allowAt + admitted.burstOffset, MAX_TIME)
   end
