@@ -15,7 +15,12 @@ public final class Settling {
     /** Why {@code name} cannot settle a ticket; null when it can. */
     public static String why(AlgorithmName name) {
         return switch (name) {
-            case FIXED_WINDOW, CALENDAR_WINDOW, SLIDING_WINDOW, ROLLING_WINDOW, SLIDING_LOG, TOKEN_BUCKET -> null;
+            case FIXED_WINDOW, CALENDAR_WINDOW, SLIDING_WINDOW, ROLLING_WINDOW, SLIDING_LOG -> null;
+            // TokenBucketAlgorithm.settle exists, but its mark (when the bucket is full again) goes stale as gcra's
+            // does: capacity 5, 2 a second; at 0 s try 3, charge 1, charge 1; refund the first; at 2 s try 5;
+            // refunding the second then puts back a token the zero-cost run would not have, 6 in one instant.
+            case TOKEN_BUCKET -> "a refund of tokens is not yet proved to keep the burst bound when several tickets"
+                    + " are open";
             // GcraAlgorithm.settle exists, but a random run found two refunds admitting one permit past the proved
             // bound (SettlePropertiesTest): a ticket's mark goes stale when another ticket's refund moves the TAT
             // back; refused until its derivation is fixed.

@@ -13,7 +13,6 @@ import io.sluice.Settlement;
 import io.sluice.SlidingWindow;
 import io.sluice.Store;
 import io.sluice.Ticket;
-import io.sluice.TokenBucket;
 import io.sluice.testkit.ManualClock;
 import io.sluice.testkit.Seeds;
 import io.sluice.testkit.StoreContract;
@@ -43,10 +42,7 @@ class SettleEquivalenceIT {
                 FixedWindow.of(10, Duration.ofSeconds(2)),
                 CalendarWindow.of(12, CalendarWindow.Period.MINUTE, ZoneOffset.UTC),
                 SlidingWindow.of(10, Duration.ofSeconds(2)),
-                RollingWindow.of(10, Duration.ofSeconds(2), Duration.ofMillis(300)),
-                TokenBucket.of(10, 3, Duration.ofSeconds(1)),
-                TokenBucket.of(10, 3, Duration.ofSeconds(1)).withRefill(TokenBucket.Refill.INTERVAL),
-                TokenBucket.of(10, 3, Duration.ofSeconds(1)).withRefill(TokenBucket.Refill.INTERVAL_ALIGNED));
+                RollingWindow.of(10, Duration.ofSeconds(2), Duration.ofMillis(300)));
     }
 
     @ParameterizedTest

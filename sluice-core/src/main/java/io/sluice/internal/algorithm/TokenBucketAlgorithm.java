@@ -401,6 +401,12 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
      * state a fresh key has; with initialTokens == capacity it has expired at once and the store drops it.
      * No state takes no refund: it is a key reset or dropped since the charge (and, with initialTokens <
      * capacity, a fresh bucket must start from initialTokens, not more).
+     *
+     * NOT SOUND with several tickets open, as gcra's (GcraAlgorithm's settlement has the argument), so Settling
+     * refuses token_bucket: a refund of an earlier ticket moves the bucket's "full at" back, a later ticket's mark
+     * A is then stale, and its refund counts refill that the final costs would have lost at capacity. Capacity 5,
+     * 2 a second: at 0 s try 3, charge 1, charge 1; refund the first; at 2 s try 5; refunding the second puts a
+     * token back where the zero-cost run has none, and 6 pass in one instant.
      */
     @Override
     public long mark(State admitted, long now) {

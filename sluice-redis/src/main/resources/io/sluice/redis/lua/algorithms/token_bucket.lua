@@ -284,6 +284,9 @@ do
     return S.mul_sat(math.max(0, ends), p.refillTokens)
   end
 
+  -- Not reached for now: Settling refuses token_bucket (a refund after another ticket's refund can pass the
+  -- burst bound; TokenBucketAlgorithm's settlement comment has the example), and the store refuses it before the
+  -- script runs.
   function M.settle(st, now, mark, estimate, actual, p)
     if actual == estimate or (st == nil and actual < estimate) then
       return st
