@@ -217,27 +217,10 @@ public final class MemoryStore implements Store {
 
     /** Any rule: every limit's state in an array, evaluated all or nothing by {@link RuleEvaluator}. */
     private Decision decideSeveral(Namespace ns, CompiledRule compiled, String key, Request request) {
-        for (;;) {
-            Holder holder = ns.keys.get(key);
-            Entry current = holder == null ? null : holder.get();
-            if (Entry.busy(current)) {
-                continue;
-            }
-            if (settle(holder, current)) {
-                continue;
-            }
-            long now = now();
-            Object[] states = statesFor(current, compiled, now);
-            Object[] live = compiled.live(states, now);
-            RuleEvaluator.Outcome outcome = RuleEvaluator.evaluate(compiled, live, now, request);
-            if (outcome.states() == null && (current == null || current.rule() == compiled)) {
-                return outcome.decision();
-            }
-            Object[] next = outcome.states() == null ? states : keepExpired(compiled, outcome.states(), live, states, now);
-            if (commit(ns, key, holder, current, Entry.of(compiled, next, compiled.expiresAt(next)))) {
-                return outcome.decision();
-            }
-        }
+        return change(ns, compiled, key, (c, states, live, now) -> {
+            RuleEvaluator.Outcome outcome = RuleEvaluator.evaluate(c, live, now, request);
+            return new Changed<>(outcome.decision(), outcome.states());
+        });
     }
 
     /**
@@ -372,13 +355,18 @@ public final class MemoryStore implements Store {
     record Changed<R>(R value, Object[] next) {}
 
     /**
-     * Applies {@code change} to the key's states atomically, as {@link #decideSeveral} applies a decision: the
-     * other operations on a key ({@link MemorySettling}'s charge and settlement) go through here.
+     * Applies {@code change} to the key's states atomically: the decisions of {@link #decideSeveral} and
+     * {@link MemorySettling}'s charges and settlements all go through here.
      */
     <R> R change(Rule rule, String key, Change<R> change) {
         Namespace ns = namespace(rule);
         CompiledRule compiled = compiled(ns, rule);
         reclaimer.maybeSweep();
+        return change(ns, compiled, key, change);
+    }
+
+    /** {@link #change(Rule, String, Change)} on a rule already compiled: the loop every immutable-state path runs. */
+    private <R> R change(Namespace ns, CompiledRule compiled, String key, Change<R> change) {
         for (;;) {
             Holder holder = ns.keys.get(key);
             Entry current = holder == null ? null : holder.get();
