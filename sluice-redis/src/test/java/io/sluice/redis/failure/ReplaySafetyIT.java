@@ -90,7 +90,8 @@ class ReplaySafetyIT {
                      Duration.ofSeconds(5), clock, true))) {
             assertThat(store.decide(RULE, "k", Request.tryAcquire(2)).remaining()).isEqualTo(3);
             Decision[] between = new Decision[1];
-            proxy.dropReplyAfter("EVALSHA", () -> between[0] = other.decide(RULE, "k", Request.tryAcquire(1)));
+            proxy.dropReplyAfter(store.usesFunctions() ? "FCALL" : "EVALSHA",
+                    () -> between[0] = other.decide(RULE, "k", Request.tryAcquire(1)));
 
             Decision d = store.decide(RULE, "k", Request.tryAcquire(1));
 
