@@ -94,8 +94,9 @@ class RedisModeDefaultIT {
         }
         long calls = 0;
         for (String line : String.valueOf(redis.call("INFO", "commandstats")).split("\r?\n")) {
-            // Script calls only: each is one decision or one lease (INFO also counts the commands inside them).
-            if (line.startsWith("cmdstat_eval")) {
+            // Script calls only, FCALL or EVALSHA: each is one decision or one lease (INFO also counts the commands
+            // inside them).
+            if (line.startsWith("cmdstat_eval") || line.startsWith("cmdstat_fcall")) {
                 int at = line.indexOf("calls=");
                 calls += Long.parseLong(line.substring(at + 6, line.indexOf(',', at)));
             }

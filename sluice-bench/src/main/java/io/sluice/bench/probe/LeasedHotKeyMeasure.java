@@ -98,7 +98,7 @@ public final class LeasedHotKeyMeasure {
 
     private static long evalsha(RedisServer redis) {
         for (String line : String.valueOf(redis.call("INFO", "commandstats")).split("\r?\n")) {
-            if (line.startsWith("cmdstat_evalsha:")) {
+            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_fcall:")) {
                 for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
                     if (field.startsWith("calls=")) {
                         return Long.parseLong(field.substring(6));

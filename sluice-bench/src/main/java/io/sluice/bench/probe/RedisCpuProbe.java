@@ -139,7 +139,7 @@ public final class RedisCpuProbe {
     private static long[] evalsha(RedisServer server) {
         String info = String.valueOf(server.call("INFO", "commandstats"));
         for (String line : info.split("\r?\n")) {
-            if (line.startsWith("cmdstat_evalsha:")) {
+            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_fcall:")) {
                 long calls = 0;
                 long usec = 0;
                 for (String field : line.substring(line.indexOf(':') + 1).split(",")) {

@@ -130,7 +130,7 @@ public final class SlidingLogCostProbe {
 
     private static double evalshaMicros(RedisServer server) {
         for (String line : String.valueOf(server.call("INFO", "commandstats")).split("\r?\n")) {
-            if (line.startsWith("cmdstat_evalsha:")) {
+            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_fcall:")) {
                 for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
                     String[] kv = field.split("=");
                     if (kv[0].equals("usec")) {
