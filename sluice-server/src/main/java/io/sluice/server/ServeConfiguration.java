@@ -268,24 +268,22 @@ final class ServeConfiguration {
         Value v = null;
         try {
             if ((v = get("--redis-timeout")) != null) {
-                t = new StoreFactory.RedisTuning(duration(v), t.breakerFailures(), t.breakerPause(), t.prefix(),
-                        t.cacheDenials());
+                t = t.withTimeout(duration(v));
             }
             if ((v = get("--redis-breaker-failures")) != null) {
-                t = new StoreFactory.RedisTuning(t.timeout(), integer(v), t.breakerPause(), t.prefix(),
-                        t.cacheDenials());
+                t = t.withBreakerFailures(integer(v));
             }
             if ((v = get("--redis-breaker-pause")) != null) {
-                t = new StoreFactory.RedisTuning(t.timeout(), t.breakerFailures(), duration(v), t.prefix(),
-                        t.cacheDenials());
+                t = t.withBreakerPause(duration(v));
             }
             if ((v = get("--redis-prefix")) != null) {
-                t = new StoreFactory.RedisTuning(t.timeout(), t.breakerFailures(), t.breakerPause(), text(v),
-                        t.cacheDenials());
+                t = t.withPrefix(text(v));
             }
             if ((v = get("--redis-cache-denials")) != null) {
-                t = new StoreFactory.RedisTuning(t.timeout(), t.breakerFailures(), t.breakerPause(), t.prefix(),
-                        bool(v));
+                t = t.withCacheDenials(bool(v));
+            }
+            if ((v = get("--redis-scripting")) != null) {
+                t = t.withScripting(io.sluice.redis.Scripting.parse(v.name(), choice(v, List.of("auto", "functions", "eval"))));
             }
         } catch (IllegalArgumentException e) {
             fail(v, v.where() + ": " + e.getMessage());

@@ -89,6 +89,9 @@ final class ServeOptions {
                     "the namespace of every Redis key (1 to 64 characters, no braces or whitespace)"),
             new Setting("--redis-cache-denials", "redis_cache_denials", "true|false", Kind.BOOLEAN, "true",
                     "repeat a denial Redis just gave, in exact mode, without a round trip while it still holds"),
+            new Setting("--redis-scripting", "redis_scripting", "auto|functions|eval", Kind.CHOICE, "auto",
+                    "how the store runs its scripts: a Redis 7 functions library where the server allows it, else"
+                            + " EVALSHA (auto), or either one forced"),
             new Setting("--redis-mode", "redis_mode", "exact|coalesced|leased|synced", Kind.CHOICE, "exact",
                     "the mode of rules that set no mode of their own, of limits alone and of envoy limits; a rule"
                             + " the mode cannot run stays exact"),

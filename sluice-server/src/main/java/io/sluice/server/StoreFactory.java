@@ -17,17 +17,19 @@ public final class StoreFactory {
 
     /**
      * The server's Redis store settings ({@code redis_timeout}, {@code redis_breaker_failures},
-     * {@code redis_breaker_pause}, {@code redis_prefix} and {@code redis_cache_denials} in the config file; each
-     * also an option and an environment variable).
+     * {@code redis_breaker_pause}, {@code redis_prefix}, {@code redis_cache_denials} and {@code redis_scripting} in
+     * the config file; each also an option and an environment variable).
      *
      * @param timeout         how long one Redis command may take, connecting included
      * @param breakerFailures consecutive unavailable calls that open the circuit breaker
      * @param breakerPause    how long an open breaker answers by the failure policy before one call probes
      * @param prefix          the namespace of every key the store writes (servers sharing limits need the same)
      * @param cacheDenials    whether exact-mode denials Redis just gave are repeated without a round trip
+     * @param scripting       how the store runs its scripts: a functions library where allowed ({@code auto}), or
+     *                        forced to {@code functions} or {@code eval}
      */
     public record RedisTuning(Duration timeout, int breakerFailures, Duration breakerPause, String prefix,
-                              boolean cacheDenials) {
+                              boolean cacheDenials, io.sluice.redis.Scripting scripting) {
 
         /**
          * The server's defaults: 500 ms, 3 failures, 250 ms. After Redis comes back, answers are normal again
@@ -43,9 +45,40 @@ public final class StoreFactory {
         public static final RedisTuning SERVER_DEFAULT = new RedisTuning(Duration.ofMillis(500), 3,
                 Duration.ofMillis(250));
 
-        /** The timeout and breaker given, with the library's key prefix and cached denials. */
+        /** The timeout and breaker given, with the library's key prefix, cached denials and scripting. */
         public RedisTuning(Duration timeout, int breakerFailures, Duration breakerPause) {
-            this(timeout, breakerFailures, breakerPause, io.sluice.redis.RedisStore.Builder.DEFAULT_PREFIX, true);
+            this(timeout, breakerFailures, breakerPause, io.sluice.redis.RedisStore.Builder.DEFAULT_PREFIX, true,
+                    io.sluice.redis.Scripting.AUTO);
+        }
+
+        /** These settings with another {@code redis_timeout}. */
+        public RedisTuning withTimeout(Duration value) {
+            return new RedisTuning(value, breakerFailures, breakerPause, prefix, cacheDenials, scripting);
+        }
+
+        /** These settings with another {@code redis_breaker_failures}. */
+        public RedisTuning withBreakerFailures(int value) {
+            return new RedisTuning(timeout, value, breakerPause, prefix, cacheDenials, scripting);
+        }
+
+        /** These settings with another {@code redis_breaker_pause}. */
+        public RedisTuning withBreakerPause(Duration value) {
+            return new RedisTuning(timeout, breakerFailures, value, prefix, cacheDenials, scripting);
+        }
+
+        /** These settings with another {@code redis_prefix}. */
+        public RedisTuning withPrefix(String value) {
+            return new RedisTuning(timeout, breakerFailures, breakerPause, value, cacheDenials, scripting);
+        }
+
+        /** These settings with another {@code redis_cache_denials}. */
+        public RedisTuning withCacheDenials(boolean value) {
+            return new RedisTuning(timeout, breakerFailures, breakerPause, prefix, value, scripting);
+        }
+
+        /** These settings with another {@code redis_scripting}. */
+        public RedisTuning withScripting(io.sluice.redis.Scripting value) {
+            return new RedisTuning(timeout, breakerFailures, breakerPause, prefix, cacheDenials, value);
         }
 
         /** @throws IllegalArgumentException naming the setting and its range */
@@ -69,6 +102,9 @@ public final class StoreFactory {
                     || breakerPause.compareTo(Duration.ofHours(1)) > 0) {
                 throw new IllegalArgumentException("redis_breaker_pause must be between 1ms and 1h, was "
                         + breakerPause);
+            }
+            if (scripting == null) {
+                throw new IllegalArgumentException("redis_scripting must be auto, functions or eval, was none");
             }
         }
     }
@@ -122,7 +158,7 @@ public final class StoreFactory {
             boolean cluster = !lower.startsWith("redis-sentinel://") && spec.contains(",");
             io.sluice.redis.RedisStore.Builder redis = io.sluice.redis.RedisStore.builder().uri(spec).cluster(cluster)
                     .timeout(tuning.timeout()).circuitBreaker(tuning.breakerFailures(), tuning.breakerPause())
-                    .prefix(tuning.prefix()).cacheDenials(tuning.cacheDenials())
+                    .prefix(tuning.prefix()).cacheDenials(tuning.cacheDenials()).scripting(tuning.scripting())
                     .listener(redisListener.get());
             return (clock == null ? redis : redis.clock(clock)).build();
         }

@@ -231,6 +231,7 @@ class ServeCommandTest {
         values.put("--redis-breaker-pause", new String[] {"1s", "2s", "3s", "redis"});
         values.put("--redis-prefix", new String[] {"f", "e", "c", "redis"});
         values.put("--redis-cache-denials", new String[] {"false", "true", "false", "redis"});
+        values.put("--redis-scripting", new String[] {"eval", "functions", "eval", "redis"});
         values.put("--tls-client-ca", new String[] {"ca.pem", caEnv.toString(), caCli.toString(), "tlsClientCa"});
         values.put("--redis-mode", new String[] {"leased", "synced", "coalesced", "redisMode"});
         for (ServeOptions.Setting s : ServeOptions.ALL) {
@@ -345,18 +346,23 @@ class ServeCommandTest {
     @Test
     void redisTimeoutAndBreakerAreSettableAndDefaultToRecoveringWithinASecond() throws Exception {
         assertThat(field(configure(Map.of()), "redis")).isEqualTo("RedisTuning[timeout=PT0.5S, breakerFailures=3,"
-                + " breakerPause=PT0.25S, prefix=sluice, cacheDenials=true]");
+                + " breakerPause=PT0.25S, prefix=sluice, cacheDenials=true, scripting=auto]");
         Path config = dir.resolve("serve.yaml");
         Files.writeString(config, "redis_timeout: 2s\nredis_breaker_failures: 5\nredis_breaker_pause: 3s\n");
         assertThat(field(configure(Map.of(), "--config", config.toString()), "redis"))
                 .isEqualTo("RedisTuning[timeout=PT2S, breakerFailures=5, breakerPause=PT3S, prefix=sluice,"
-                        + " cacheDenials=true]");
+                        + " cacheDenials=true, scripting=auto]");
         Files.writeString(config, "redis_timeout: 100ms\n");
         assertThat(field(configure(Map.of(), "--config", config.toString()), "redis"))
                 .isEqualTo("RedisTuning[timeout=PT0.1S, breakerFailures=3, breakerPause=PT0.25S, prefix=sluice,"
-                        + " cacheDenials=true]");
+                        + " cacheDenials=true, scripting=auto]");
         assertThat(field(configure(Map.of("SLUICE_REDIS_PREFIX", "tenant-a", "SLUICE_REDIS_CACHE_DENIALS", "false")),
-                "redis")).endsWith("prefix=tenant-a, cacheDenials=false]");
+                "redis")).endsWith("prefix=tenant-a, cacheDenials=false, scripting=auto]");
+        assertThat(field(configure(Map.of("SLUICE_REDIS_SCRIPTING", "EVAL")), "redis")).endsWith("scripting=eval]");
+        Files.writeString(config, "redis_scripting: lua\n");
+        assertThatThrownBy(() -> configure(Map.of(), "--config", config.toString()))
+                .isInstanceOf(ServeCommand.ConfigException.class)
+                .hasMessageContaining("redis_scripting must be auto, functions or eval, was 'lua'");
         Files.writeString(config, "redis_breaker_pause: 0s\n");
         assertThatThrownBy(() -> configure(Map.of(), "--config", config.toString()))
                 .isInstanceOf(ServeCommand.ConfigException.class)

@@ -7,6 +7,7 @@ import io.lettuce.core.resource.ClientResources;
 import io.sluice.SluiceListener;
 import io.sluice.redis.RedisStore;
 import io.sluice.redis.RedisStoreException;
+import io.sluice.redis.Scripting;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.util.ClassUtils;
 
@@ -29,6 +30,8 @@ final class RedisStoreFactory {
         RedisStore.Builder b = RedisStore.builder().listener(listener);
         configure("sluice.redis.prefix", () -> b.prefix(p.getPrefix()));
         configure("sluice.redis.timeout", () -> b.timeout(p.getTimeout()));
+        configure("sluice.redis.scripting", () -> b.scripting(Scripting.parse("sluice.redis.scripting",
+                p.getScripting())));
         configure("sluice.redis.breaker", () -> b.circuitBreaker(p.getBreaker().getFailures(),
                 p.getBreaker().getCoolDown()));
         String where;

@@ -299,6 +299,12 @@ public class SluiceProperties {
         private Duration timeout = Duration.ofSeconds(1);
 
         /**
+         * How the store runs its scripts: auto (a Redis 7 functions library where the server allows it, else
+         * EVALSHA), functions or eval.
+         */
+        private String scripting = "auto";
+
+        /**
          * Whether to connect through the application's Lettuce client (and so its event loops) when
          * spring-boot-starter-data-redis is present and uri is unset.
          */
@@ -329,6 +335,14 @@ public class SluiceProperties {
 
         public void setPrefix(String prefix) {
             this.prefix = prefix;
+        }
+
+        public String getScripting() {
+            return scripting;
+        }
+
+        public void setScripting(String scripting) {
+            this.scripting = scripting;
         }
 
         public Duration getTimeout() {

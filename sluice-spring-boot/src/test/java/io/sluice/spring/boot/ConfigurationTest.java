@@ -157,6 +157,9 @@ class ConfigurationTest {
         runner.withPropertyValues("sluice.store=redis", "sluice.redis.uri=redis://127.0.0.1:" + closedPort,
                 "sluice.redis.timeout=0s").run(context -> assertFailure(context, "sluice.redis.timeout",
                 "timeout must be between 1ms and"));
+        runner.withPropertyValues("sluice.store=redis", "sluice.redis.uri=redis://127.0.0.1:" + closedPort,
+                "sluice.redis.scripting=lua").run(context -> assertFailure(context, "sluice.redis.scripting",
+                "sluice.redis.scripting must be auto, functions or eval, was 'lua'"));
     }
 
     @Test

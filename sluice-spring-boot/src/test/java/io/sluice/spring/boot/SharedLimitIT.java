@@ -18,7 +18,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * Two applications on one Redis share one limit exactly, each through its own spring-boot-starter-data-redis
- * client (no sluice.redis.uri: the store reuses the application's Lettuce client).
+ * client (no sluice.redis.uri: the store reuses the application's Lettuce client); one runs the scripts with
+ * EVALSHA ({@code sluice.redis.scripting=eval}), the other as functions, on the same states.
  */
 @ExtendWith(SharedRedis.class)
 class SharedLimitIT {
@@ -26,7 +27,10 @@ class SharedLimitIT {
     @Test
     void twoApplicationsShareOneLimit(RedisServer redis) {
         String prefix = "shared" + System.nanoTime();
-        try (ConfigurableApplicationContext a = start(redis, prefix); ConfigurableApplicationContext b = start(redis, prefix)) {
+        long evalshasBefore = calls(redis, "evalsha");
+        long fcallsBefore = calls(redis, "fcall");
+        try (ConfigurableApplicationContext a = start(redis, prefix, "eval");
+             ConfigurableApplicationContext b = start(redis, prefix, "auto")) {
             assertThat(a.getBean(Store.class).toString()).contains("application's RedisClient");
             int portA = ((WebServerApplicationContext) a).getWebServer().getPort();
             int portB = ((WebServerApplicationContext) b).getWebServer().getPort();
@@ -36,9 +40,21 @@ class SharedLimitIT {
             }
             assertThat(Http.statuses(requests)).isEqualTo(Map.of(200, 20, 429, 30));
         }
+        // Each application made 25 decisions; denials cached in process may skip Redis, admissions never do.
+        assertThat(calls(redis, "evalsha") - evalshasBefore).as("EVALSHA calls of the eval application")
+                .isGreaterThanOrEqualTo(10);
+        assertThat(calls(redis, "fcall") - fcallsBefore).as("FCALL calls of the auto application")
+                .isGreaterThanOrEqualTo(10);
     }
 
-    private static ConfigurableApplicationContext start(RedisServer redis, String prefix) {
+    /** The calls of one command in Redis's {@code INFO commandstats}, 0 when it has not seen it. */
+    private static long calls(RedisServer redis, String command) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("cmdstat_" + command + ":calls=(\\d+)")
+                .matcher(String.valueOf(redis.call("INFO", "commandstats")));
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+
+    private static ConfigurableApplicationContext start(RedisServer redis, String prefix, String scripting) {
         return new SpringApplicationBuilder(MvcApp.class).properties(
                 "server.port=0",
                 "spring.data.redis.host=" + redis.host(),
@@ -47,6 +63,7 @@ class SharedLimitIT {
                 "sluice.store=redis",
                 "sluice.redis.timeout=10s",
                 "sluice.redis.prefix=" + prefix,
+                "sluice.redis.scripting=" + scripting,
                 "sluice.web.routes[0].paths=/bulk/{tenant}",
                 "sluice.web.routes[0].rule=bulk",
                 "sluice.web.routes[0].key=path-variable:tenant").run();
