@@ -93,11 +93,24 @@ public final class MarkdownReport extends ReportSection {
         line();
         line("| target | measured | met |");
         line("| --- | --- | --- |");
-        for (Targets.Check check : Targets.evaluate(rows)) {
+        List<Targets.Check> checks = Targets.evaluate(rows);
+        for (Targets.Check check : checks) {
             String met = check.met() == null ? Format.NONE : check.met() ? "yes" : "**no**";
             line("| " + Format.cell(check.target()) + " | " + check.measured() + " | " + met + " |");
         }
         line();
+        List<Map.Entry<String, String>> missed = MissedTargets.shipped().explain(checks);
+        if (!missed.isEmpty()) {
+            line("### The missed targets: the measured reason and the next step");
+            line();
+            line("Written by hand (sluice-bench/src/main/resources/io/sluice/bench/report/missed-targets.md) and shown"
+                    + " only for targets this run missed.");
+            line();
+            for (Map.Entry<String, String> reason : missed) {
+                line("- **" + reason.getKey() + "…** " + reason.getValue());
+            }
+            line();
+        }
     }
 
     private void replay() {
