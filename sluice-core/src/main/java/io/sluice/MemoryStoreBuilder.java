@@ -11,8 +11,10 @@ import io.sluice.internal.memory.MemoryStore;
  * <p>Memory: no request ever pays for a pass over the whole store. Keys whose state has expired (no state
  * outlives the longest window it describes) are dropped by an incremental sweep: every 64 decisions (counted
  * per thread, so decisions on distinct keys share no counter) it examines the next 64 keys of a cursor that
- * walks the store in laps, a lap starting at most every {@code max(4096, keys)} decisions; so an expired key is
- * dropped within about {@code 2 · max(4096, keys)} decisions. A live key is never dropped while the store holds
+ * walks the store in laps, a lap starting at most every {@code max(4096, keys)} decisions, and drops a key it
+ * finds expired on two visits in a row with no decision on it in between (so a key that expires between its
+ * requests is kept, not re-created each time); so an idle expired key is dropped within about
+ * {@code 3 · max(4096, keys)} decisions. A live key is never dropped while the store holds
  * at most {@code maxKeys} keys. An insertion that takes it past {@code maxKeys} evicts before it returns: of
  * the next 8 keys of the cursor, every expired one, or if none has expired, the one whose state expires first
  * (a sample, as Redis's {@code volatile-ttl} policy does; not the store-wide earliest). Under insertions from

@@ -5,7 +5,8 @@ package io.sluice.internal.algorithm;
  * keeps one per key so that a decision on a rule of one limit allocates nothing but its {@code Decision}.
  * Which field means what is the algorithm's (token_bucket: tokens, lastRefill, roundingError; gcra: TAT).
  *
- * <p>Not thread-safe: the store guards each cell with the cell's monitor (a subclass).
+ * <p>Not thread-safe: the store steps a private copy and publishes it into the key's cell under a sequence lock
+ * of its own (a subclass).
  */
 public class StateCell {
 
@@ -36,5 +37,21 @@ public class StateCell {
     /** Whether a state was ever written into this cell. */
     public final boolean holdsState() {
         return expiresAt != Long.MIN_VALUE;
+    }
+
+    /** Overwrites this cell's integers and expiry with {@code from}'s. */
+    public final void copyFrom(StateCell from) {
+        s0 = from.s0;
+        s1 = from.s1;
+        s2 = from.s2;
+        expiresAt = from.expiresAt;
+    }
+
+    /**
+     * Whether this cell holds what {@code other} holds, integer for integer, expiry included: a step that leaves
+     * its copy so has nothing to write, whether it wrote nothing or wrote the same state again.
+     */
+    public final boolean sameAs(StateCell other) {
+        return s0 == other.s0 && s1 == other.s1 && s2 == other.s2 && expiresAt == other.expiresAt;
     }
 }

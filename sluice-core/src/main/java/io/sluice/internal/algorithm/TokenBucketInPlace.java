@@ -60,13 +60,8 @@ final class TokenBucketInPlace implements InPlaceStep<TokenBucketAlgorithm.State
                     tb.resetAfter(after, cell.s1, cell.s2, now));
             admitted = true;
         } else {
-            long wait = TokenBucketAlgorithm.duration(tb.readyAt(tokens, cell.s1, cell.s2, permits), now);
-            admitted = maxWaitMicros > 0 && wait != Arith.NEVER && wait <= maxWaitMicros
-                    && tb.capacity - after <= TokenBucketAlgorithm.MAX_DEFICIT;
-            decision = admitted
-                    ? InPlaceStep.admitted(tb.limit(), peek, permits, wait, 0, tb.resetAfter(after, cell.s1, cell.s2, now))
-                    : InPlaceStep.rejected(tb.limit(), Math.max(0, tokens), wait,
-                            tb.resetAfter(tokens, cell.s1, cell.s2, now));
+            decision = whenShort(cell, now, permits, after, maxWaitMicros, peek);
+            admitted = decision.allowed();
         }
         if (peek) {
             set(cell, t0, t1, t2);
@@ -80,6 +75,22 @@ final class TokenBucketInPlace implements InPlaceStep<TokenBucketAlgorithm.State
             set(cell, t0, t1, t2);
         }
         return decision;
+    }
+
+    /**
+     * The step's decision when the refilled bucket holds fewer than {@code permits} ({@code after} below 0):
+     * admitted with the wait if the request may wait that long, else rejected. Apart from {@link #step} so that
+     * the JIT inlines {@code step} (HotSpot inlines a hot method of up to 325 bytes of bytecode; step was 414).
+     */
+    private Decision whenShort(StateCell cell, long now, long permits, long after, long maxWaitMicros, boolean peek) {
+        long tokens = after + permits;
+        long wait = TokenBucketAlgorithm.duration(tb.readyAt(tokens, cell.s1, cell.s2, permits), now);
+        boolean admitted = maxWaitMicros > 0 && wait != Arith.NEVER && wait <= maxWaitMicros
+                && tb.capacity - after <= TokenBucketAlgorithm.MAX_DEFICIT;
+        return admitted
+                ? InPlaceStep.admitted(tb.limit(), peek, permits, wait, 0, tb.resetAfter(after, cell.s1, cell.s2, now))
+                : InPlaceStep.rejected(tb.limit(), Math.max(0, tokens), wait,
+                        tb.resetAfter(tokens, cell.s1, cell.s2, now));
     }
 
     /** TokenBucketAlgorithm.refilled: the state (fresh at now when not live) refilled up to now, less take. */

@@ -21,9 +21,10 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The in-memory store. Each key's state is one {@link Entry} in a {@link Holder}, replaced by compare-and-set
  * after a pure evaluation, so decisions on one key are linearizable and no lock is taken, with one exception:
- * a rule of one limit whose algorithm steps in place keeps its state in a {@link Cell} that decisions update
- * under the cell's own monitor (below). See {@link io.sluice.MemoryStoreBuilder} for the memory and eviction
- * rules; {@link KeyReclaimer} counts the keys, sweeps expired ones and evicts past {@code maxKeys}.
+ * a rule of one limit whose algorithm steps in place keeps its state in a {@link Cell} that decisions read
+ * without a lock and write back under the cell's own monitor (below). See {@link io.sluice.MemoryStoreBuilder}
+ * for the memory and eviction rules; {@link KeyReclaimer} counts the keys, sweeps expired ones and evicts past
+ * {@code maxKeys}.
  *
  * <h2>The hot path: what a decision costs, and what was cut</h2>
  *
@@ -41,9 +42,12 @@ import java.util.concurrent.ConcurrentHashMap;
  *       retired (see {@link Cell}), so an in-place decision never lands in a key that was swept, evicted,
  *       reset or rewritten by another path. Those other paths (several limits, decideTogether, release, a rule
  *       change) first {@link #settle} a cell into an immutable entry; the next in-place decision makes a new
- *       cell. The monitor replaces the compare-and-set on the entry, so an uncontended decision pays an atomic
- *       instruction to enter and one to leave, and threads on one key take turns (parking when a turn is long in
- *       coming) instead of retrying a lost swap.
+ *       cell. {@link InPlaceDecider} steps a copy of the cell outside any lock (the clock read before, the
+ *       decision built there too), returns a decision that writes nothing (most rejections, peeks) without locking
+ *       at all, and holds the monitor only to check that nobody wrote the cell meanwhile and copy four integers
+ *       back. (Holding it for the whole step, clock and decision included, made two threads on one key take
+ *       730–980 ns per call: the monitor inflated and parked; issue 13.) InPlaceContentionTest counts exact
+ *       grants with threads racing on these paths.
  *   <li><b>Arrays and the evaluator's outcome</b> ({@link #decideOne}): a rule of one limit keeps its state in
  *       the entry itself, and the step goes straight to the decision, without the states array, the "live"
  *       copy, the {@code Outcome} or the one-element array of next states. It is {@link #decideSeveral} for
@@ -54,6 +58,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li><b>A second {@code expiresAt} per decision</b>: whether the stored state has expired is read from the
  *       entry (or cell), whose {@code expiresAt} is that state's own expiry for a rule of one limit.
  *   <li><b>A shared counter written by every decision</b>: see {@link KeyReclaimer#maybeSweep}.
+ *   <li><b>A new key per decision on a key that expires between its requests</b> (a generous bucket, full again
+ *       by the next request): the sweep drops a key only when it finds it expired on two visits in a row with no
+ *       decision in between ({@link Holder#used}, {@link KeyReclaimer#maybeSweep}); dropped at once, such a key
+ *       came back each time as a new holder, entry and cell (191 bytes per decision instead of 56).
  *   <li><b>A map lookup and a rule comparison per decision</b>: the namespace of the last rule decided is kept
  *       in a field; it is used only when its compiled rule is the very {@link Rule} object passed in, which is
  *       exactly when the lookup and {@link #compiled} would have returned it.
@@ -120,12 +128,15 @@ public final class MemoryStore implements Store {
     }
 
     /**
-     * {@link #decideOne} for an algorithm that steps in place: the state is the key's {@link Cell}, stepped
-     * under the cell's monitor; nothing is allocated but the decision. A key without a cell (a new key, or one whose
-     * state another path wrote) gets one, stepped before anyone else can see it and committed as the entry.
+     * {@link #decideOne} for an algorithm that steps in place: the state is the key's {@link Cell}, stepped by
+     * {@link InPlaceDecider} (on a copy; the cell's monitor only to write the result back, and not at all for a
+     * decision that writes nothing); nothing is allocated but the decision. A key without a cell (a new key, or
+     * one whose state another path wrote) gets one, stepped before anyone else can see it and committed as the
+     * entry. The clock is read once, first, so that no lock is ever held across it.
      */
     private Decision decideInPlace(Namespace ns, CompiledRule compiled, InPlaceStep<Object> inPlace, String key,
                                    Request request) {
+        long now = now();
         for (;;) {
             Holder holder = ns.keys.get(key);
             Entry current = holder == null ? null : holder.get();
@@ -137,10 +148,10 @@ public final class MemoryStore implements Store {
             }
             Cell cell = current == null ? null : current.cell();
             if (cell != null) {
-                synchronized (cell) {
-                    if (!cell.retired()) {
-                        return stepInPlace(cell, inPlace, request);
-                    }
+                holder.used();
+                Decision decision = InPlaceDecider.decide(cell, inPlace, request, now);
+                if (decision != null) {
+                    return decision;
                 }
                 continue;   // retired: the entry has left the holder
             }
@@ -148,7 +159,7 @@ public final class MemoryStore implements Store {
             if (current != null && current.one() != null) {
                 inPlace.load(current.one(), cell);
             }
-            Decision decision = stepInPlace(cell, inPlace, request);
+            Decision decision = InPlaceDecider.step(cell, inPlace, request, now);
             if (current == null && !cell.holdsState()) {
                 return decision;    // as on the other paths, a request that writes nothing creates no key
             }
@@ -156,18 +167,6 @@ public final class MemoryStore implements Store {
                 return decision;
             }
         }
-    }
-
-    /** {@link #decideOne}'s lines for a cell: the same expiry test, permits and step, on the cell's state. */
-    private Decision stepInPlace(Cell cell, InPlaceStep<Object> inPlace, Request request) {
-        long now = now();
-        boolean live = now < cell.expiresAt();
-        long permits = request.permits();
-        if (request.op() == Request.Op.TRY_AT_MOST) {
-            permits = Math.max(Math.min(permits, inPlace.grantable(cell, live, now, permits)), 1);
-        }
-        return inPlace.step(cell, live, now, permits, RuleEvaluator.maxWaitOf(request),
-                request.op() == Request.Op.PEEK);
     }
 
     /**
@@ -189,6 +188,9 @@ public final class MemoryStore implements Store {
             }
             if (current != null && current.rule() != compiled) {
                 return decideSeveral(ns, compiled, key, request);
+            }
+            if (holder != null) {
+                holder.used();
             }
             long now = now();
             Object state = current == null || now >= current.expiresAt() ? null : current.one();
@@ -376,6 +378,9 @@ public final class MemoryStore implements Store {
             if (settle(holder, current)) {
                 continue;
             }
+            if (holder != null) {
+                holder.used();
+            }
             long now = now();
             Object[] states = statesFor(current, compiled, now);
             Object[] live = compiled.live(states, now);
@@ -403,6 +408,12 @@ public final class MemoryStore implements Store {
                 kill(ns, holder);
             }
         }
+    }
+
+    /** The holder of {@code key} in the namespace {@code ruleName}, or null (for tests). */
+    Holder holderOf(String ruleName, String key) {
+        Namespace ns = namespaces.get(ruleName);
+        return ns == null ? null : ns.keys.get(key);
     }
 
     /** Number of keys held, expired or not (for tests and metrics). */
