@@ -83,10 +83,13 @@ class RemoteBatchingIT {
                 assertThat(f).failsWithin(Duration.ofSeconds(60)).withThrowableThat().havingRootCause()
                         .isInstanceOf(RemoteStoreException.class).withMessageContaining("permits");
             }
-            // Nothing else was charged by the refused calls or twice by any call: a second round sees one charge.
+            // Nothing was charged by the refused calls, nor twice by any call (a peek of 1 answers what would remain
+            // after it).
             for (int i = 0; i < n; i += 97) {
-                assertThat(limiter.peek("key-" + i, 1).remaining()).isEqualTo(LIMIT - (i + 1));
-                assertThat(limiter.peek("bad-" + i, 1).remaining()).isEqualTo(LIMIT);
+                assertThat(limiter.peek("key-" + i, 1).remaining()).isEqualTo(LIMIT - (i + 1) - 1);
+            }
+            for (int i = 0; i < n; i += 10) {
+                assertThat(limiter.peek("bad-" + i, 1).remaining()).isEqualTo(LIMIT - 1);
             }
             Requests after = Requests.now();
             long calls = after.calls() - before.calls();
@@ -136,7 +139,8 @@ class RemoteBatchingIT {
                     after.batchCalls() - before.batchCalls(), requests / (double) calls);
             assertThat(wrong.get()).isZero();
             assertThat(calls).isEqualTo(total);
-            // Four requests out and 60 calls waiting: about 16 calls a request; 4 leaves room for a loaded machine.
+            // Four requests out and 60 calls waiting: about 12 calls a request measured; 4 leaves room for a loaded
+            // machine.
             assertThat(requests * 4).as("%d requests for %d calls", requests, calls).isLessThan(calls);
         }
     }
