@@ -26,7 +26,9 @@ import java.util.Locale;
  * docs/remote-client.md.
  *
  * <p><b>Thread safety:</b> one store is shared by any number of threads and limiters over one HTTP/2
- * connection, on which every call in flight is multiplexed. <b>Time:</b> the server's store's clock, or with
+ * connection, on which every call in flight is multiplexed; while {@linkplain Builder#batching a few requests}
+ * are out, further calls wait for one to return and then go together in one request, each with its own
+ * answer. <b>Time:</b> the server's store's clock, or with
  * {@link Builder#clock} this clock's reading sent with each call (the server must run with
  * {@code --clock client}; for tests and replays). <b>Failure:</b> when the server cannot be reached, does not
  * answer within the {@linkplain Builder#timeout timeout}, or answers that its own store is unavailable, the call
@@ -48,6 +50,10 @@ public interface RemoteStore extends Store {
 
         /** Default {@link #timeout}. */
         public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1);
+        /** Default requests out before calls are batched ({@link #batching}). */
+        public static final int DEFAULT_REQUESTS_IN_FLIGHT = 4;
+        /** Default most calls in one request ({@link #batching}). */
+        public static final int DEFAULT_CALLS_PER_REQUEST = 64;
 
         private URI uri;
         private String token;
@@ -56,6 +62,8 @@ public interface RemoteStore extends Store {
         private int breakerFailures = StoreSettings.DEFAULT_BREAKER_FAILURES;
         private Duration breakerCoolDown = StoreSettings.DEFAULT_BREAKER_COOL_DOWN;
         private SluiceListener listener = SluiceListener.NONE;
+        private int requestsInFlight = DEFAULT_REQUESTS_IN_FLIGHT;
+        private int callsPerRequest = DEFAULT_CALLS_PER_REQUEST;
 
         Builder() {}
 
@@ -130,6 +138,32 @@ public interface RemoteStore extends Store {
             return this;
         }
 
+        /**
+         * Batching of concurrent calls. A call goes out at once, in a request of its own, while fewer than
+         * {@code requestsInFlight} requests are out on the connection; otherwise it waits until one returns and goes
+         * with every call that queued meanwhile in one request ({@code POST /v1/store/calls}), at most
+         * {@code callsPerRequest} of them (a full queue goes at once). Each call keeps its own answer, timeout and
+         * failure; a lone call never waits. {@code callsPerRequest} of 1 turns batching off: every call in its own
+         * request, any number at once. Default 4 requests, 64 calls; a server takes at most its
+         * {@code --max-batch} calls (default 100) in one request, and a store whose batch a server refuses sends
+         * its calls alone and halves its batches.
+         *
+         * @throws IllegalArgumentException unless requestsInFlight in [1, 1000] and callsPerRequest in [1, 10000]
+         */
+        public Builder batching(int requestsInFlight, int callsPerRequest) {
+            if (requestsInFlight < 1 || requestsInFlight > 1000) {
+                throw new IllegalArgumentException("batching requestsInFlight must be in [1, 1000], was "
+                        + requestsInFlight);
+            }
+            if (callsPerRequest < 1 || callsPerRequest > 10_000) {
+                throw new IllegalArgumentException("batching callsPerRequest must be in [1, 10000], was "
+                        + callsPerRequest);
+            }
+            this.requestsInFlight = requestsInFlight;
+            this.callsPerRequest = callsPerRequest;
+            return this;
+        }
+
         /** Told of calls and breaker transitions; default {@link SluiceListener#NONE}. */
         public Builder listener(SluiceListener listener) {
             if (listener == null) {
@@ -148,7 +182,8 @@ public interface RemoteStore extends Store {
             if (uri == null) {
                 throw new IllegalArgumentException("uri is required: http://host:port of a sluice serve");
             }
-            return new DefaultRemoteStore(uri, token, timeout, clock, breakerFailures, breakerCoolDown, listener);
+            return new DefaultRemoteStore(uri, token, timeout, clock, breakerFailures, breakerCoolDown, listener,
+                    requestsInFlight, callsPerRequest);
         }
     }
 }

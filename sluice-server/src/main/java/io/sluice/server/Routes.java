@@ -65,6 +65,8 @@ final class Routes {
                 settings.maxBodyBytes(), hotKeys);
         route(sb, HttpMethod.POST, "/v1/store/rules", guarded(auth, StoreService.API, remote.register()));
         route(sb, HttpMethod.POST, "/v1/store/call", guarded(auth, StoreService.API, remote.call()));
+        route(sb, HttpMethod.POST, "/v1/store/calls", guarded(auth, StoreService.API,
+                new StoreBatchService(remote, metrics, settings.maxBatch(), settings.maxBodyBytes()).service()));
         AdminService admin = new AdminService(rules::get, parser, settings, envoy, store, hotKeys, metrics, storeErrors,
                 settings.maxBodyBytes());
         route(sb, HttpMethod.POST, "/v1/admin/state", guarded(auth, AdminService.API, admin.state()));

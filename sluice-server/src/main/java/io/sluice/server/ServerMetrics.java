@@ -1,6 +1,7 @@
 package io.sluice.server;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -36,6 +37,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code outcome} of {@code sluice_decisions_total} is also {@code fail_open}, {@code fail_closed} or
  *       {@code local_fallback} when an envoy limit's {@code on_failure} decided because the store failed
  *   <li>{@code sluice_check_seconds{api}}: latency of a check request, a histogram
+ *   <li>{@code sluice_store_batch_calls}: remote-store calls per {@code POST /v1/store/calls} request (count:
+ *       requests, sum: calls)
  *   <li>{@code sluice_store_errors_total{api}}, {@code sluice_invalid_requests_total{api}},
  *       {@code sluice_unauthorized_total{api}}
  *   <li>{@code sluice_rule_reloads_total{result}} ({@code applied}, {@code rejected}), {@code sluice_rules}
@@ -67,6 +70,7 @@ final class ServerMetrics {
     private final ConcurrentMap<String, Counter> simple = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Counter> lockouts = new ConcurrentHashMap<>();
     private final AtomicInteger rules = new AtomicInteger();
+    private volatile DistributionSummary batchCalls;
 
     ServerMetrics() {
         registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -183,6 +187,17 @@ final class ServerMetrics {
                 .minimumExpectedValue(Duration.ofNanos(50_000))
                 .maximumExpectedValue(Duration.ofSeconds(10))
                 .register(registry)).record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** Counts one {@code POST /v1/store/calls} request carrying {@code calls} calls. */
+    void storeBatch(int calls) {
+        DistributionSummary s = batchCalls;
+        if (s == null) {
+            s = DistributionSummary.builder("sluice.store.batch.calls")
+                    .description("Remote-store calls per batch request (POST /v1/store/calls)").register(registry);
+            batchCalls = s;
+        }
+        s.record(calls);
     }
 
     void storeError(String api) {

@@ -97,10 +97,10 @@ final class StoreService {
                         Json.string(s, fingerprint).append('}').toString());
             } catch (InvalidRequestException e) {
                 metrics.invalidRequest(API);
-                return error(HttpStatus.BAD_REQUEST, "invalid", e.getMessage());
+                return error(HttpStatus.BAD_REQUEST, "invalid", e.getMessage()).response();
             } catch (RemoteRules.Mismatch e) {
                 metrics.invalidRequest(API);
-                return error(HttpStatus.CONFLICT, "rule_mismatch", e.getMessage());
+                return error(HttpStatus.CONFLICT, "rule_mismatch", e.getMessage()).response();
             }
         }).exceptionally(e -> HttpResponses.unreadable(e, maxBodyBytes)));
     }
@@ -110,18 +110,43 @@ final class StoreService {
         return (ServiceRequestContext ctx, HttpRequest req) -> {
             long start = System.nanoTime();
             return HttpResponse.of(req.aggregate().thenCompose(body -> {
-                CompletableFuture<HttpResponse> response = respond(ctx, body);
+                CompletableFuture<HttpResponse> response = respond(ctx, body).thenApply(Answer::response);
                 return response.whenComplete((r, e) -> metrics.latency(API, start));
             }).exceptionally(e -> HttpResponses.unreadable(e, maxBodyBytes)));
         };
     }
 
-    private CompletableFuture<HttpResponse> respond(ServiceRequestContext ctx, AggregatedHttpRequest body) {
+    /**
+     * One call's answer: its status and JSON body, a response of its own ({@code /v1/store/call}) or one element
+     * of a batch's ({@link StoreBatchService}).
+     */
+    record Answer(HttpStatus status, String json) {
+        HttpResponse response() {
+            return HttpResponse.of(status, MediaType.JSON_UTF_8, json);
+        }
+    }
+
+    private CompletableFuture<Answer> respond(ServiceRequestContext ctx, AggregatedHttpRequest body) {
+        JsonNode root;
+        try {
+            root = CheckRequest.parse(body.content().array());
+        } catch (InvalidRequestException e) {
+            metrics.invalidRequest(API);
+            return done(error(HttpStatus.BAD_REQUEST, "invalid", e.getMessage()));
+        }
+        return respond(ctx, root);
+    }
+
+    /**
+     * Decides one call, parsed, as {@code /v1/store/call} does; the future always completes normally, failures
+     * as their answer.
+     */
+    CompletableFuture<Answer> respond(ServiceRequestContext ctx, JsonNode root) {
         Call c;
         Rule rule;
         List<Store.Target> targets = null;
         try {
-            c = parse(CheckRequest.parse(body.content().array()));
+            c = parse(root);
             if (c.targets != null) {
                 targets = new ArrayList<>(c.targets.size());
                 for (String[] t : c.targets) {
@@ -143,7 +168,7 @@ final class StoreService {
             metrics.invalidRequest(API);
             return done(error(HttpStatus.CONFLICT, "rule_mismatch", e.getMessage()));
         }
-        CompletableFuture<HttpResponse> answer;
+        CompletableFuture<Answer> answer;
         try {
             if (targets != null) {
                 List<Store.Target> all = targets;
@@ -164,7 +189,7 @@ final class StoreService {
     }
 
     /** One request over several targets, all or nothing; every target's key is told of the one decision. */
-    private CompletableFuture<HttpResponse> together(List<Store.Target> targets, Request request) {
+    private CompletableFuture<Answer> together(List<Store.Target> targets, Request request) {
         return store.decideTogetherAsync(targets, request).thenApply(d -> {
             for (Store.Target t : targets) {
                 listener.onDecision(t.rule(), t.key(), d);
@@ -173,7 +198,7 @@ final class StoreService {
         });
     }
 
-    private CompletableFuture<HttpResponse> run(ServiceRequestContext ctx, Call c, Rule rule) {
+    private CompletableFuture<Answer> run(ServiceRequestContext ctx, Call c, Rule rule) {
         switch (c.op) {
             case "release":
                 return store.releaseAsync(rule, c.key, c.lease).thenApply(released -> ok(
@@ -201,7 +226,7 @@ final class StoreService {
         }
     }
 
-    private HttpResponse failed(Throwable e) {
+    private Answer failed(Throwable e) {
         Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
         storeErrors.record(API, cause);
         String message = cause.getMessage() == null ? cause.toString() : cause.getMessage();
@@ -238,17 +263,17 @@ final class StoreService {
         return v == Long.MAX_VALUE ? -1 : v;
     }
 
-    private static HttpResponse ok(String json) {
-        return HttpResponse.of(HttpStatus.OK, MediaType.JSON_UTF_8, json);
+    private static Answer ok(String json) {
+        return new Answer(HttpStatus.OK, json);
     }
 
-    private static HttpResponse error(HttpStatus status, String code, String message) {
+    static Answer error(HttpStatus status, String code, String message) {
         StringBuilder s = new StringBuilder(message.length() + 48).append("{\"error\":");
         Json.string(s, message).append(",\"code\":");
-        return HttpResponse.of(status, MediaType.JSON_UTF_8, Json.string(s, code).append('}').toString());
+        return new Answer(status, Json.string(s, code).append('}').toString());
     }
 
-    private static CompletableFuture<HttpResponse> done(HttpResponse r) {
+    private static CompletableFuture<Answer> done(Answer r) {
         return CompletableFuture.completedFuture(r);
     }
 

@@ -109,7 +109,7 @@ final class ServerSection extends ReportSection {
         line("**The library as the server's client** (`sluice-client`'s `RemoteStore`, see "
                 + "[remote-client.md](remote-client.md)): one process, this benchmark's, keeping as many decisions in "
                 + "flight as wrk has connections, on one HTTP/2 connection to the in-memory server above (`POST "
-                + "/v1/store/call`, the same rule), beside wrk's row for the same server and keys (HTTP/1.1, one "
+                + "/v1/store/call`, or `/v1/store/calls` with its default batching, the same rule), beside wrk's row for the same server and keys (HTTP/1.1, one "
                 + "connection per request in flight, `POST /v1/check`). Target: at least 0.5× wrk's rate.");
         line();
         line("| keys | in flight | decisions/s | p50 µs | p99 µs | admitted | over-admitted | wrk, same server | "

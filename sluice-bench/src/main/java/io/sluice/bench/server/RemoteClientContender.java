@@ -11,7 +11,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * The library deciding in {@code sluice serve}: a {@link RateLimiter} on a {@link RemoteStore}, under the
  * server's own {@code bench} rule (the same definition, so the server accepts its fingerprint). One store, so
- * every call in flight shares one HTTP/2 connection.
+ * every call in flight shares one HTTP/2 connection, with the store's default batching (many calls per request
+ * while it is busy), as an application would run it.
  */
 final class RemoteClientContender implements RedisContender {
 
@@ -45,7 +46,8 @@ final class RemoteClientContender implements RedisContender {
 
     @Override
     public String config() {
-        return RedisLimits.LOAD.describe(ALGORITHM) + "; RemoteStore, POST /v1/store/call over one HTTP/2 connection";
+        return RedisLimits.LOAD.describe(ALGORITHM) + "; RemoteStore, batching by default (POST /v1/store/call alone,"
+                + " /v1/store/calls when 4 requests are out) over one HTTP/2 connection";
     }
 
     @Override

@@ -168,7 +168,8 @@ public final class ServerSuite implements Suite {
         int keys = profile.manyKeys();
         Measurement.Builder row = Measurement.of(name(), "sluice").variant("memory/remote-client").mode("async")
                 .algorithm(ALGORITHM).config(RedisLimits.LOAD.describe(ALGORITHM)
-                        + "; RemoteStore, POST /v1/store/call over one HTTP/2 connection")
+                        + "; RemoteStore, batching by default (POST /v1/store/call alone, /v1/store/calls when 4 requests"
+                        + " are out) over one HTTP/2 connection")
                 .keys(keys).threads(1).inFlight(inFlight);
         List<String> keyList = new ArrayList<>(keys);
         for (int i = 0; i < keys; i++) {

@@ -1,6 +1,7 @@
 package io.sluice.client.internal;
 
 import com.linecorp.armeria.client.ClientFactory;
+import com.linecorp.armeria.client.RequestOptions;
 import com.linecorp.armeria.client.WebClient;
 import com.linecorp.armeria.common.AggregatedHttpResponse;
 import com.linecorp.armeria.common.HttpMethod;
@@ -32,8 +33,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The {@link RemoteStore} behind {@link RemoteStore#builder}: each store call is one {@code POST /v1/store/call}
- * on an Armeria {@link WebClient} over one HTTP/2 connection, through the Redis store's {@link CircuitBreaker}
+ * The {@link RemoteStore} behind {@link RemoteStore#builder}: each store call is one {@code POST /v1/store/call},
+ * or one call of a {@code POST /v1/store/calls} when many are in flight ({@link CallBatcher}), on an Armeria
+ * {@link WebClient} over one HTTP/2 connection, through the Redis store's {@link CircuitBreaker}
  * and {@link FailurePolicies}. A call the server answers with 412 (rule not registered: first use, or the
  * server restarted) registers the rule ({@code POST /v1/store/rules}) and is sent again; 412 guarantees the
  * first was not decided, so nothing is charged twice.
@@ -52,16 +54,22 @@ public final class DefaultRemoteStore implements RemoteStore {
     private final WebClient client;
     private final CircuitBreaker breaker;
     private final FailurePolicies policies;
-    /** The two requests' headers, immutable and the same for every call. */
+    /** The requests' headers (a call, a rule, a batch), immutable and the same for every call. */
     private final RequestHeaders callHeaders;
     private final RequestHeaders registerHeaders;
+    private final RequestHeaders batchHeaders;
+    private final CallBatcher batcher;
     private final ConcurrentHashMap<Rule, Wire> wires = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     /** The last rule used: a limiter holds one rule instance, so this usually spares the map's hashing. */
     private volatile Wire last;
 
+    /**
+     * @param maxInFlight requests out on the connection before further calls wait and go together
+     * @param maxCalls    the most calls in one request; 1 for no batching
+     */
     public DefaultRemoteStore(URI uri, String token, Duration timeout, Clock clock, int breakerFailures,
-                              Duration breakerCoolDown, SluiceListener listener) {
+                              Duration breakerCoolDown, SluiceListener listener, int maxInFlight, int maxCalls) {
         boolean tls = uri.getScheme().equalsIgnoreCase("https");
         int port = uri.getPort() != -1 ? uri.getPort() : tls ? 443 : 80;
         this.where = "sluice serve at " + uri.getScheme() + "://" + uri.getHost() + ":" + port;
@@ -83,6 +91,9 @@ public final class DefaultRemoteStore implements RemoteStore {
         this.policies = new FailurePolicies(clock, breaker);
         this.callHeaders = headers("/v1/store/call");
         this.registerHeaders = headers("/v1/store/rules");
+        this.batchHeaders = headers("/v1/store/calls");
+        this.batcher = new CallBatcher((batch, body, nanos) -> post(batch ? batchHeaders : callHeaders, body, nanos),
+                where, timeout, maxInFlight, maxCalls);
     }
 
     private RequestHeaders headers(String path) {
@@ -197,6 +208,7 @@ public final class DefaultRemoteStore implements RemoteStore {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
+            batcher.close();
             factory.close();
             policies.close();
         }
@@ -242,23 +254,27 @@ public final class DefaultRemoteStore implements RemoteStore {
         if (closed.get()) {
             return CompletableFuture.failedFuture(new IllegalStateException("the remote store is closed"));
         }
-        return post(callHeaders, body).thenCompose(r -> {
-            if (r.status().code() != 412) {
+        return batcher.exchange(body).thenCompose(r -> {
+            if (r.status() != 412) {
                 return CompletableFuture.completedFuture(answer(r));
             }
             CompletableFuture<Void> registered = CompletableFuture.completedFuture(null);
             for (Wire w : new java.util.LinkedHashSet<>(ws)) {
-                registered = registered.thenCompose(x -> post(registerHeaders, w.text()).thenAccept(this::answer));
+                registered = registered.thenCompose(x -> post(registerHeaders, w.text(), 0).thenAccept(
+                        r2 -> answer(new Reply(r2.status().code(), r2.content().array()))));
             }
-            return registered.thenCompose(x -> post(callHeaders, body).thenApply(this::answer));
+            return registered.thenCompose(x -> batcher.exchange(body).thenApply(this::answer));
         });
     }
 
-    private CompletableFuture<AggregatedHttpResponse> post(RequestHeaders headers, String body) {
+    /** One POST, within {@code timeoutNanos} (0: the store's timeout); fails only when no answer came. */
+    private CompletableFuture<AggregatedHttpResponse> post(RequestHeaders headers, String body, long timeoutNanos) {
         CompletableFuture<AggregatedHttpResponse> f;
         try {
-            f = client.execute(HttpRequest.of(headers, com.linecorp.armeria.common.HttpData.ofUtf8(body)))
-                    .aggregate();
+            HttpRequest request = HttpRequest.of(headers, com.linecorp.armeria.common.HttpData.ofUtf8(body));
+            // Whole milliseconds, at least one: Armeria keeps milliseconds, and 0 would mean no timeout at all.
+            f = (timeoutNanos <= 0 ? client.execute(request) : client.execute(request, RequestOptions.builder()
+                    .responseTimeoutMillis(Math.max(1, (timeoutNanos + 999_999) / 1_000_000)).build())).aggregate();
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
         }
@@ -269,12 +285,12 @@ public final class DefaultRemoteStore implements RemoteStore {
     }
 
     /** The body of a 200; any other status as the exception it means. */
-    private byte[] answer(AggregatedHttpResponse r) {
-        int status = r.status().code();
+    private byte[] answer(Reply r) {
+        int status = r.status();
         if (status == 200) {
-            return r.content().array();
+            return r.body();
         }
-        String message = Protocol.errorMessage(r.content().toString(StandardCharsets.UTF_8));
+        String message = Protocol.errorMessage(new String(r.body(), StandardCharsets.UTF_8));
         switch (status) {
             case 409:
                 throw new RuleMismatchException(message);
