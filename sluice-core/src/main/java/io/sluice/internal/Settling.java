@@ -15,20 +15,13 @@ public final class Settling {
     /** Why {@code name} cannot settle a ticket; null when it can. */
     public static String why(AlgorithmName name) {
         return switch (name) {
-            case FIXED_WINDOW, CALENDAR_WINDOW, SLIDING_WINDOW, ROLLING_WINDOW, SLIDING_LOG -> null;
-            // TokenBucketAlgorithm.settle exists, but its mark (when the bucket is full again) goes stale as gcra's
-            // does: capacity 5, 2 a second; at 0 s try 3, charge 1, charge 1; refund the first; at 2 s try 5;
-            // refunding the second then puts back a token the zero-cost run would not have, 6 in one instant.
-            case TOKEN_BUCKET -> "a refund of tokens is not yet proved to keep the burst bound when several tickets"
-                    + " are open";
-            // GcraAlgorithm.settle exists, but a random run found two refunds admitting one permit past the proved
-            // bound (SettlePropertiesTest): a ticket's mark goes stale when another ticket's refund moves the TAT
-            // back; refused until its derivation is fixed.
-            case GCRA -> "a refund of the TAT is not yet proved to keep the burst bound when several tickets are"
-                    + " open";
-            // LeakyBucketAlgorithm.settle exists, but a random run found a refund admitting one permit past the
-            // proved bound (SettlePropertiesTest); refused until its derivation is fixed.
-            case LEAKY_BUCKET -> "a refund into nginx's queue is not yet proved to keep the burst bound";
+            // gcra and token_bucket settle with a refund clock (GcraAlgorithm's settlement derives it for any
+            // number of tickets; TokenBucketAlgorithm's carries it over to the refill styles).
+            case FIXED_WINDOW, CALENDAR_WINDOW, SLIDING_WINDOW, ROLLING_WINDOW, SLIDING_LOG, GCRA, TOKEN_BUCKET -> null;
+            // LeakyBucketAlgorithm.settle exists with the mark gcra had before its refund clock; a random run found
+            // a refund admitting one permit past the proved bound (SettlePropertiesTest, disabled).
+            case LEAKY_BUCKET -> "a refund into nginx's queue needs a refund clock in its state, as gcra has, and a"
+                    + " proof that survives nginx's rounding of the leak (docs/reference/settle.md)";
             case SMOOTH_BURSTY, SMOOTH_WARMING_UP -> "Guava's stored permits and next free ticket cannot give back"
                     + " a charge already turned into a wait (and smooth_warming_up's cold interval depends on them)";
             case REFRESH_PERIOD -> "its cycles reserve permits of future cycles, so a refund cannot tell which cycle"

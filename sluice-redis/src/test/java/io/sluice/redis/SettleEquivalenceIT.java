@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.sluice.CalendarWindow;
 import io.sluice.Charge;
 import io.sluice.FixedWindow;
+import io.sluice.Gcra;
 import io.sluice.Limit;
 import io.sluice.RateLimiter;
 import io.sluice.RollingWindow;
@@ -13,6 +14,7 @@ import io.sluice.Settlement;
 import io.sluice.SlidingWindow;
 import io.sluice.Store;
 import io.sluice.Ticket;
+import io.sluice.TokenBucket;
 import io.sluice.testkit.ManualClock;
 import io.sluice.testkit.Seeds;
 import io.sluice.testkit.StoreContract;
@@ -42,7 +44,13 @@ class SettleEquivalenceIT {
                 FixedWindow.of(10, Duration.ofSeconds(2)),
                 CalendarWindow.of(12, CalendarWindow.Period.MINUTE, ZoneOffset.UTC),
                 SlidingWindow.of(10, Duration.ofSeconds(2)),
-                RollingWindow.of(10, Duration.ofSeconds(2), Duration.ofMillis(300)));
+                RollingWindow.of(10, Duration.ofSeconds(2), Duration.ofMillis(300)),
+                Gcra.of(10, Duration.ofSeconds(2)).withBurst(10),
+                Gcra.of(7, Duration.ofSeconds(3)).withBurst(6),
+                TokenBucket.of(10, 3, Duration.ofSeconds(2)),
+                TokenBucket.of(10, 4, Duration.ofSeconds(1)).withRefill(TokenBucket.Refill.INTERVAL),
+                TokenBucket.of(8, 2, Duration.ofSeconds(1)).withRefill(TokenBucket.Refill.INTERVAL_ALIGNED)
+                        .withInitialTokens(3));
     }
 
     @ParameterizedTest

@@ -85,7 +85,9 @@ public abstract class SettleContract {
                 CalendarWindow.of(10, CalendarWindow.Period.DAY, ZoneOffset.UTC),
                 SlidingWindow.of(10, MINUTE),
                 RollingWindow.of(10, MINUTE, Duration.ofSeconds(10)),
-                SlidingLog.of(10, MINUTE));
+                SlidingLog.of(10, MINUTE),
+                Gcra.of(10, MINUTE).withBurst(10),
+                TokenBucket.of(10, 1, Duration.ofSeconds(6)));
     }
 
     @ParameterizedTest
@@ -157,6 +159,36 @@ public abstract class SettleContract {
         assertThat(limiter.tryAcquire("k", 10).allowed()).isTrue();
         assertThat(limiter.settle(ticket, 0).settled()).isTrue();
         assertThat(limiter.tryAcquire("k", 1).allowed()).as("the next window got nothing back").isFalse();
+    }
+
+    /**
+     * gcra (T = 6 s, burst 10) gives back the part of a charge still ahead of now, less what other refunds since
+     * moved the TAT back: the second refund below would let 11 pass at 40 s were it to count only its own charge.
+     */
+    @Test
+    void aGcraRefundCountsTheRefundsGivenSinceItsCharge() {
+        RateLimiter limiter = limiter(Gcra.of(10, MINUTE).withBurst(10));
+        clock.setMicros(1_800_000_000_000_000L);
+        Ticket first = limiter.tryCharge("k", 5).ticket();
+        Ticket second = limiter.tryCharge("k", 5).ticket();
+        assertThat(limiter.settle(first, 0).refunded()).isEqualTo(5);
+        assertThat(limiter.peek("k", 0).remaining()).as("5 of the first given back").isEqualTo(5);
+        clock.advance(Duration.ofSeconds(40));
+        assertThat(limiter.tryAcquire("k", 10).allowed()).as("idle since 30 s: the whole burst").isTrue();
+        assertThat(limiter.settle(second, 0).settled()).isTrue();
+        assertThat(limiter.tryAcquire("k", 1).allowed()).as("the second charge was swallowed at 30 s").isFalse();
+    }
+
+    @Test
+    void aGcraRefundGivesBackOnlyWhatIsStillAhead() {
+        RateLimiter limiter = limiter(Gcra.of(10, MINUTE).withBurst(10));
+        clock.setMicros(1_800_000_000_000_000L);
+        Ticket ticket = limiter.tryCharge("k", 10).ticket();
+        clock.advance(Duration.ofSeconds(30));
+        assertThat(limiter.peek("k", 0).remaining()).isEqualTo(5);
+        limiter.settle(ticket, 0);
+        assertThat(limiter.tryAcquire("k", 10).allowed()).as("as if nothing had been charged").isTrue();
+        assertThat(limiter.tryAcquire("k", 1).allowed()).isFalse();
     }
 
     @Test
@@ -235,8 +267,7 @@ public abstract class SettleContract {
     @Test
     void algorithmsThatCannotRefundAreRefusedBeforeAnythingIsCharged() {
         for (Limit limit : List.of(SmoothBursty.of(10), Concurrency.of(3, MINUTE), RefreshPeriod.of(10, MINUTE),
-                LeakyBucket.of(10, MINUTE), Gcra.of(10, MINUTE).withBurst(10),
-                TokenBucket.of(10, 1, Duration.ofSeconds(6)))) {
+                LeakyBucket.of(10, MINUTE))) {
             RateLimiter limiter = limiter(limit);
             long before = limiter.peek("k", 1).remaining();
             assertThatThrownBy(() -> limiter.tryCharge("k", 1))

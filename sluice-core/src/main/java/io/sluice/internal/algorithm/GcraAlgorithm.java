@@ -50,8 +50,9 @@ import io.sluice.Limit;
  *    such requests anyway (maxPermits = burst);
  *  - durations longer than MAX_TIME are reported as Long.MAX_VALUE.
  *
- * Expiry: at now ≥ TAT, max(TAT, now) = now, exactly a new key; before it, a new key has more remaining.
- * Migration keeps TAT (Gcra's Javadoc); the new T and B judge it at once.
+ * Expiry: at now ≥ TAT, max(TAT, now) = now, exactly a new key; before it, a new key has more remaining. A
+ * state refunded into lives on a while after (see "Settling a ticket" below), deciding as a new key meanwhile.
+ * Migration keeps TAT (Gcra's Javadoc) and the refund clock; the new T and B judge it at once.
  *
  * Invariant proved by the property test: the permits whose use time (now + wait) lies in any [x, y] number at
  * most burst + floor((y − x) / T). Proof sketch: use times are non-decreasing; if the first such request saw
@@ -69,8 +70,21 @@ import io.sluice.Limit;
 final class GcraAlgorithm implements Algorithm<GcraAlgorithm.State>, Settleable<GcraAlgorithm.State> {
 
 
-    /** @param tat the theoretical arrival time, µs */
-    record State(long tat) {}
+    /**
+     * @param tat      the theoretical arrival time, µs
+     * @param refunded µs by which refunds have moved the TAT back since the state was created (the refund clock,
+     *                 see "Settling a ticket" below); 0 for a key never refunded into
+     */
+    record State(long tat, long refunded) {
+
+        /** A state never refunded into. */
+        State(long tat) {
+            this(tat, 0);
+        }
+    }
+
+    /** Ticket.MAX_LIFETIME in µs: no ticket outlives it, so no refund clock need be kept longer. */
+    static final long MAX_TICKET_LIFETIME = Arith.micros(io.sluice.Ticket.MAX_LIFETIME);
 
     private final Gcra limit;
     /** Emission interval T, µs. */
@@ -108,13 +122,18 @@ final class GcraAlgorithm implements Algorithm<GcraAlgorithm.State>, Settleable<
         long newTat = tat + permits * interval;
         long allowAt = newTat - burstOffset;
         if (allowAt <= now) {
-            return Step.allow(0, (now - allowAt) / interval, duration(newTat - now), new State(newTat), state);
+            return Step.allow(0, (now - allowAt) / interval, duration(newTat - now), admitted(state, newTat), state);
         }
         long wait = allowAt <= Arith.MAX_TIME ? duration(allowAt - now) : Arith.NEVER;
         if (maxWaitMicros > 0 && wait != Arith.NEVER && wait <= maxWaitMicros) {
-            return Step.allow(wait, 0, duration(newTat - now), new State(newTat), state);
+            return Step.allow(wait, 0, duration(newTat - now), admitted(state, newTat), state);
         }
         return Step.reject(available(tat, now), wait, duration(tat - now), state);
+    }
+
+    /** The admitted state: the new TAT, with the refund clock of the state it came from. */
+    private static State admitted(State state, long newTat) {
+        return state == null || state.refunded() == 0 ? new State(newTat) : new State(newTat, state.refunded());
     }
 
     @Override
@@ -125,7 +144,13 @@ final class GcraAlgorithm implements Algorithm<GcraAlgorithm.State>, Settleable<
 
     @Override
     public long expiresAt(State state) {
-        return state.tat() > Arith.MAX_TIME ? Arith.NEVER : state.tat();
+        return expiresAt(state.tat(), state.refunded());
+    }
+
+    /** TAT, or for a state refunded into TAT + min(refunded, Ticket.MAX_LIFETIME) ("Life of the clock" below). */
+    static long expiresAt(long tat, long refunded) {
+        long until = refunded == 0 ? tat : tat + Math.min(refunded, MAX_TICKET_LIFETIME);
+        return until > Arith.MAX_TIME ? Arith.NEVER : until;
     }
 
     @Override
@@ -144,49 +169,81 @@ final class GcraAlgorithm implements Algorithm<GcraAlgorithm.State>, Settleable<
     }
 
     /*
-     * Settling a ticket (Settleable). The mark is the TAT the charge left, A. An extra charge of d permits
-     * moves the TAT on by d·T from max(TAT, now), as d more admitted permits would, but unconditionally (the
-     * key is in debt: the next permit conforms d·T later); it stops at MAX_TIME, "never" to this store.
+     * Settling a ticket (Settleable). An extra charge of d permits moves the TAT on by d·T from max(TAT, now), as
+     * d more admitted permits would, but unconditionally (the key is in debt: the next permit conforms d·T
+     * later); it stops at MAX_TIME, "never" to this store.
      *
-     * A refund of r permits may not simply move the TAT back by r·T. Write the TAT after admissions
-     * (t_k, p_k) as max over k of (t_k + Σ_{j≥k} p_j·T): lowering the charge p_i by r lowers the terms k ≤ i by
-     * r·T and leaves the later terms alone, and a later admission that found the key idle (t_k past the TAT)
-     * starts such a term. Example, burst 3, T = 250 ms: charge 3 at 0 (A = 750 ms); at 750 ms try 3 (TAT
-     * 1500 ms); refunding 3·T now would make the TAT 750 ms and admit 3 more at once, 6 in one instant.
-     * The rule below: while the charge's advance still lies ahead (A > now) no later admission found the key
-     * idle (each came before A, hence before the TAT), so every later term is at most now + Σ_{j>i} p_j·T =
-     * TAT − (A − now); the TAT the final cost gives is then at most TAT − min(r·T, A − now), and that is the
-     * TAT written: the part of the charge still ahead of now is undone, the part already elapsed is not.
-     * With A <= now there is nothing left to undo. It never goes below now (TAT >= A). A TAT at now is no
-     * state. (A reset between charge and settlement already forgave the charge; then TAT < A may hold and the
-     * refund may give back what the reset gave back: resets are the operator's, and forgive more anyway.)
+     * A refund of r permits may not simply move the TAT back by r·T. Unrolled, the TAT after admissions
+     * (t_k, p_k) is max over k of (t_k + Σ_{j≥k} p_j·T): lowering the charge p_i by r lowers the terms k ≤ i by
+     * r·T and leaves the later terms alone, and a later admission that found the key idle starts such a term.
+     * Example, burst 3, T = 250 ms: charge 3 at 0 (TAT 750 ms); at 750 ms try 3 (TAT 1500 ms); moving the TAT
+     * back by 3·T would admit 3 more at once, 6 in one instant. So a refund undoes only the part of its charge
+     * no idle instant has swallowed since, and with several tickets open "since" must count the other refunds.
      *
-     * NOT SOUND with several tickets open, so Settling refuses gcra (SettlePropertiesTest.gcra, disabled, found
-     * it): the argument holds for one refund, but a refund of an earlier ticket moves every later charge back
-     * by what it undid, and a later ticket's A is then stale, larger than where its charge now ends. "Each later
-     * admission came before A" no longer says it came before the TAT of the final costs, and the refund undoes
-     * too much. Example, burst 3, T = 250 ms, at 0: try 1, charge 1 (A₁ = 500 ms), charge 1 (A₂ = 750 ms);
-     * refund the first fully (TAT 500 ms); at 266.318 ms try 1 (TAT 750 ms); refund the second fully: the rule
-     * writes 750 − min(250, 750 − 266.318) = 500 ms, but with both charges at 0 the key was idle at 266.318 ms
-     * and the TAT is 516.318 ms; 2 more pass at 266.318 ms and 1 at 500 ms, 4 in [266.318, 500] ms where the
-     * bound is 3. A sound rule needs what (TAT, A, now) cannot tell: how far refunds since the charge moved it.
+     * The refund clock. The state keeps `refunded`, the µs by which refunds have moved the TAT back since the
+     * state was created. V = TAT + refunded, the TAT the key would have had no refund been given, never goes
+     * back: admissions and idleness move the TAT and V alike, a refund moves the TAT back and `refunded` on by
+     * the same amount. The ticket's mark is V right after its charge, A + refunded(t), where A is the TAT the
+     * charge left. At the settlement at now,
+     *
+     *     A' = mark − refunded(now) = A − (the µs all refunds since the charge moved the TAT back)
+     *
+     * and the TAT has been at least A' at every instant s since the charge: it only ever falls by refunds (an
+     * idle instant raises it to s), and those since the charge add up to A − A'. The refund moves the TAT back by
+     *
+     *     back = min(r·T, A' − now)          (nothing when A' ≤ now)
+     *
+     * Soundness with any number of tickets (the property SettlePropertiesTest.gcra checks). Take the
+     * settlements in the order they happen, and the history H in which every ticket settled so far had been
+     * charged, at its own time, its estimate less what its settlement gave back (so at least its actual cost).
+     * Claim: H's TAT is the real one less, at each instant s, the backs of the tickets charged before s and
+     * settled after s; in particular it is the real one from the latest settlement on. Settling ticket i by back
+     * lowers its charge in H by back: that moves H's TAT back by back at every instant of (t_i, now] unless one
+     * of them was idle in H by less than back. None is: the real TAT at s is at least A − (the refunds in
+     * (t_i, s]), and H's is lower only by backs of tickets settled in (s, now), so H's TAT at s is at least
+     * A − (the refunds since the charge) = A' ≥ now + back ≥ s + back. So H's
+     * TAT at now is the real TAT less back: the claim holds after the refund. H's TAT never exceeds the real one,
+     * so every admission the store made conforms in H, and H is an ordinary GCRA run: its bound (burst +
+     * floor((y − x)/T) permits used in any [x, y], derived above) holds for its charges, and with them for the
+     * actual costs, which are no larger. A ticket never settled stays charged at its estimate, as in H.
+     *
+     * Example (the run that refused gcra before the refund clock): burst 3, T = 250 ms, at 0 try 1, charge 1 (mark
+     * 500 ms), charge 1 (mark 750 ms); refund the first fully: A' = 500, back 250 ms, TAT 500 ms, refunded 250 ms;
+     * at 266.318 ms try 1 (TAT 750 ms); refund the second fully: A' = 750 − 250 = 500 ms, back = 233.682 ms (not
+     * the full 250 ms: the zero-cost history was idle at 266.318 ms), TAT 516.318 ms, as that history's.
+     *
+     * Life of the clock. `refunded` only grows while the state lives, so a state that has been refunded into
+     * expires at TAT + refunded (by then V ≤ now, and every mark of its life, at most V, gives A' ≤ now in
+     * whatever state follows), or at TAT + Ticket.MAX_LIFETIME when sooner: every ticket of its life was charged
+     * at or before its TAT, so has expired by then, and a store never settles an expired ticket. Until then a TAT
+     * before now decides as now, as for no state. A refund leaves the TAT at or after now (TAT − back ≥ A' − back
+     * ≥ now); `refunded` is kept
+     * below MAX_TIME by giving back less (never more). An extra charge and a migration keep `refunded`. A state
+     * dropped early (a reset, a memory store's eviction) forgets the clock as it forgets the charges.
      */
     @Override
     public long mark(State admitted, long now) {
-        return Math.min(admitted.tat(), Arith.MAX_TIME);
+        return Math.min(Arith.MAX_TIME, admitted.tat() + admitted.refunded());
     }
 
     @Override
     public State settle(State state, long now, long mark, long estimate, long actual) {
         if (actual > estimate) {
             long tat = state == null ? now : Math.max(state.tat(), now);
-            return new State(Math.min(Arith.MAX_TIME, Arith.addSat(tat, Arith.mulSat(actual - estimate, interval))));
+            long refunded = state == null ? 0 : state.refunded();
+            return new State(Math.min(Arith.MAX_TIME, Arith.addSat(tat, Arith.mulSat(actual - estimate, interval))),
+                    refunded);
         }
-        if (actual == estimate || state == null || state.tat() <= now || mark <= now) {
+        if (actual == estimate || state == null) {
             return state;
         }
-        long back = Math.min(Arith.mulSat(estimate - actual, interval), mark - now);
-        long tat = Math.max(now, state.tat() - back);
-        return tat <= now ? null : new State(tat);
+        long undoable = mark - state.refunded() - now;      // A' − now
+        long ahead = state.tat() - now;
+        long back = Math.min(Math.min(Arith.mulSat(estimate - actual, interval), undoable),
+                Math.min(ahead, Arith.MAX_TIME - state.refunded()));
+        if (back <= 0) {
+            return state;
+        }
+        return new State(state.tat() - back, state.refunded() + back);
     }
 }

@@ -3,7 +3,8 @@ package io.sluice.internal.algorithm;
 /**
  * One limit's state as mutable integers, which an {@link InPlaceStep} reads and overwrites: the memory store
  * keeps one per key so that a decision on a rule of one limit allocates nothing but its {@code Decision}.
- * Which field means what is the algorithm's (token_bucket: tokens, lastRefill, roundingError; gcra: TAT).
+ * Which field means what is the algorithm's (token_bucket: tokens, lastRefill, roundingError, refunded; gcra:
+ * TAT, refunded).
  *
  * <p>Not thread-safe: the store steps a private copy and publishes it into the key's cell under a sequence lock
  * of its own (a subclass).
@@ -14,6 +15,8 @@ public class StateCell {
     long s0;
     long s1;
     long s2;
+    /** token_bucket's refund clock (0 unless refunded into). */
+    long s3;
     /**
      * {@link Algorithm#expiresAt} of the state held; {@link Long#MIN_VALUE} while the cell holds none (a cell
      * made for a key that had no state, before a step wrote one).

@@ -105,8 +105,21 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
      * @param tokens        tokens in the bucket after the last refill; negative after reservations
      * @param lastRefill    time of the last refill, µs (INTERVAL: the start of the current period)
      * @param roundingError GREEDY's partial token, in units of 1/b token, in [0, b)
+     * @param refunded      the refund clock: µs of refill that the tokens refunds put back would have taken, since
+     *                      the state was created (see "Settling a ticket" below); 0 for a key never refunded into
      */
-    record State(long tokens, long lastRefill, long roundingError) {}
+    record State(long tokens, long lastRefill, long roundingError, long refunded) {
+
+        /** A state never refunded into. */
+        State(long tokens, long lastRefill, long roundingError) {
+            this(tokens, lastRefill, roundingError, 0);
+        }
+
+        /** This state with the refund clock of {@code from}. */
+        State clockOf(State from) {
+            return from.refunded == refunded ? this : new State(tokens, lastRefill, roundingError, from.refunded);
+        }
+    }
 
     private final TokenBucket limit;
     final Refill style;
@@ -178,16 +191,23 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
     public long expiresAt(State state) {
         // With initialTokens < capacity a full bucket admits more than a fresh key: keeping it is the only way
         // a key idle until full comes back full (see "Expiry" above).
-        return expiresAt(state.tokens(), state.lastRefill(), state.roundingError());
+        return expiresAt(state.tokens(), state.lastRefill(), state.roundingError(), state.refunded());
     }
 
-    /** {@link #expiresAt(State)} of the state (tokens, lastRefill, roundingError). */
-    long expiresAt(long tokens, long lastRefill, long roundingError) {
+    /**
+     * {@link #expiresAt(State)} of the state (tokens, lastRefill, roundingError, refunded): when it is full, or
+     * for a state refunded into min(refunded, Ticket.MAX_LIFETIME) later ("Life of the clock" below).
+     */
+    long expiresAt(long tokens, long lastRefill, long roundingError, long refunded) {
         if (!freshIsFull) {
             return Arith.NEVER;
         }
         long full = readyAt(tokens, lastRefill, roundingError, capacity);
-        return full > Arith.MAX_TIME ? Arith.NEVER : full;
+        if (full > Arith.MAX_TIME) {
+            return Arith.NEVER;
+        }
+        long until = refunded == 0 ? full : full + Math.min(refunded, GcraAlgorithm.MAX_TICKET_LIFETIME);
+        return until > Arith.MAX_TIME ? Arith.NEVER : until;
     }
 
     @Override
@@ -205,7 +225,7 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
         if (style == Refill.INTERVAL_ALIGNED && (old.style != Refill.INTERVAL_ALIGNED || old.period != period)) {
             lastRefill = at - at % period;
         }
-        return new State(tokens, lastRefill, roundingError);
+        return new State(tokens, lastRefill, roundingError, state.refunded());
     }
 
     /**
@@ -223,7 +243,8 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
      */
     private State refilled(State state, long now, long take) {
         State s = state == null ? fresh(now) : state;
-        return refill(s, Math.max(now, s.lastRefill()), take);
+        State r = refill(s, Math.max(now, s.lastRefill()), take);
+        return s.refunded() == 0 ? r : r.clockOf(s);    // the refund clock rides along (no allocation without it)
     }
 
     private State fresh(long now) {
@@ -382,35 +403,47 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
     }
 
     /*
-     * Settling a ticket (Settleable). The mark is when the bucket the charge left would be full again, A
-     * (fullAt of the admitted state, at most MAX_TIME). The bucket is first refilled up to now, as a step
-     * would. An extra charge of d permits takes d more tokens unconditionally (Bucket4j's forceAddTokens with
-     * a negative count, or consumeIgnoringRateLimits): tokens may go below zero, down to capacity − MAX_DEFICIT
-     * like a reservation, and the refill pays the debt off before anything is admitted.
+     * Settling a ticket (Settleable). The bucket is first refilled up to now, as a step would. An extra charge of
+     * d permits takes d more tokens unconditionally (Bucket4j's forceAddTokens with a negative count, or
+     * consumeIgnoringRateLimits): tokens may go below zero, down to capacity − MAX_DEFICIT like a reservation, and
+     * the refill pays the debt off before anything is admitted.
      *
-     * A refund of r permits cannot simply put r tokens back (Bucket4j's addTokens). Example: capacity 5,
-     * 2 per second; charge 5 at 0 (empty); at 1 s take the 2 refilled tokens; a refund of 5 at 1 s would admit 5
-     * more at once, 7 in an instant, where a charge of 0 leaves a full bucket that the refill cannot overfill
-     * (5 at 0, 3 at 1 s after the 2). The refill that arrived while the tokens were out is what a smaller
-     * charge would have lost at capacity. A token bucket is a GCRA whose TAT is the time the bucket is full
-     * (each token T = b/a µs; see GcraAlgorithm's settlement): the sound refund is min(r, the tokens the refill
-     * brings in [now, A)), the part of the charge the bucket has not yet refilled; with A <= now, none.
-     * GREEDY counts floor(a·(A − now)/b) tokens, INTERVAL styles refillTokens per period end in (now, A];
-     * rounding down only gives back less.
-     * A full bucket is written as `full` writes it (roundingError cleared, INTERVAL's phase forgotten), the
-     * state a fresh key has; with initialTokens == capacity it has expired at once and the store drops it.
-     * No state takes no refund: it is a key reset or dropped since the charge (and, with initialTokens <
-     * capacity, a fresh bucket must start from initialTokens, not more).
+     * A refund is gcra's (GcraAlgorithm's settlement has the derivation and the proof), with "the bucket is full
+     * again" as the TAT: a token bucket is a GCRA whose idle instants are those where it is full, and what a
+     * smaller charge would have lost is the refill that arrived while the bucket was full. Example, capacity 5,
+     * 2 per second: charge 5 at 0 (empty); at 1 s take the 2 refilled tokens; putting 5 back at 1 s would admit
+     * 7 in an instant, where a charge of 0 leaves a full bucket the refill cannot overfill.
      *
-     * NOT SOUND with several tickets open, as gcra's (GcraAlgorithm's settlement has the argument), so Settling
-     * refuses token_bucket: a refund of an earlier ticket moves the bucket's "full at" back, a later ticket's mark
-     * A is then stale, and its refund counts refill that the final costs would have lost at capacity. Capacity 5,
-     * 2 a second: at 0 s try 3, charge 1, charge 1; refund the first; at 2 s try 5; refunding the second puts a
-     * token back where the zero-cost run has none, and 6 pass in one instant.
+     * The refund clock `refunded` counts, in µs, the refill that the tokens refunds put back would have taken:
+     * ⌈k·b/a⌉ for k tokens (GREEDY), ⌈k/R⌉ whole periods (INTERVAL styles), never less than the tokens. The mark
+     * is A + refunded right after the charge, A = fullAt of the admitted state (the first µs its refill fills it;
+     * at most MAX_TIME); at the settlement A' = mark − refunded(now) is A moved back by at least every refund
+     * since. The bucket's deficit (capacity − tokens, in fine units of 1/b token for GREEDY) has not been below
+     * the refill still to come before A' since the charge, and the refund gives back at most the refill due
+     * strictly before A' after now:
+     *
+     *     GREEDY      k = min(r, ⌊a·(A' − 1 − now) / b⌋)
+     *     INTERVAL    k = min(r, R·(⌈(A' − now) / P⌉ − 1))     the period ends in (now, A') on A's own grid
+     *
+     * "Strictly before A'" because A is the first µs the refill reaches capacity: the charge left a deficit D
+     * with a·(A − 1 − t) < D (GREEDY) or R·(periods to A − 1) < D (INTERVAL), so what the refund puts back is
+     * below the smallest deficit since the charge: in the history where each settled ticket had cost what it
+     * gave back, the bucket is never full anywhere this refund reaches back to. That is what keeps the INTERVAL
+     * styles exact: INTERVAL forgets its phase when full (see above), and a history that would have been full
+     * where the real bucket was not would refill at other instants. Counting period ends on A's grid (A' is on it
+     * too: the clock moves in whole periods) rather than the state's keeps a refund after a phase change from
+     * counting one end too many: once the bucket has been full since the charge, the ends of A's grid before
+     * A' were all refilled (R·ends + refunds ≥ D), so none is left after now.
+     *
+     * Life of the clock, as gcra's: a state refunded into expires min(refunded, Ticket.MAX_LIFETIME) after it is
+     * full (with initialTokens < capacity it never expires anyway), deciding as a fresh key meanwhile; the clock
+     * is kept below MAX_TIME by refunding nothing rather than more; a migration and an extra charge keep it. No
+     * state takes no refund: it is a key reset or dropped since the charge. A refund never fills the bucket (the
+     * room above is below the deficit); the full branch only writes a full bucket as `full` would.
      */
     @Override
     public long mark(State admitted, long now) {
-        return Math.min(fullAt(admitted), Arith.MAX_TIME);
+        return Math.min(Arith.addSat(fullAt(admitted), admitted.refunded()), Arith.MAX_TIME);
     }
 
     /** When {@code s} is full again: the time its refill brings it to capacity. */
@@ -418,17 +451,18 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
         return readyAt(s.tokens(), s.lastRefill(), s.roundingError(), capacity);
     }
 
-    /** Tokens the refill brings to {@code s} (refilled up to now) in [now, until), at most the first whole periods. */
-    private long refillBetween(State s, long now, long until) {
-        if (until <= now) {
-            return 0;
-        }
+    /** Tokens the refill brings strictly after now and strictly before {@code until} (A' above), on until's grid. */
+    private long roomBefore(long until, long now) {
         if (style == Refill.GREEDY) {
-            return Arith.mulDivFloor(a, until - now, b);
+            return until - 1 > now ? Arith.mulDivFloor(a, until - 1 - now, b) : 0;
         }
-        long from = Math.max(now, s.lastRefill());
-        long ends = Math.floorDiv(until - s.lastRefill(), period) - Math.floorDiv(from - s.lastRefill(), period);
-        return Arith.mulSat(Math.max(0, ends), refillTokens);
+        return until > now ? Arith.mulSat(Arith.ceilDiv(until - now, period) - 1, refillTokens) : 0;
+    }
+
+    /** µs the refill takes to bring {@code tokens} tokens, rounded up (whole periods for the INTERVAL styles). */
+    private long clockOf(long tokens) {
+        return style == Refill.GREEDY ? Arith.mulDivCeil(tokens, b, a)
+                : Arith.mulSat(Arith.ceilDiv(tokens, refillTokens), period);
     }
 
     @Override
@@ -439,16 +473,21 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
         State s = refilled(state, now, 0);
         if (actual > estimate) {
             long tokens = Math.max(capacity - MAX_DEFICIT, s.tokens() - (actual - estimate));
-            return new State(tokens, s.lastRefill(), s.roundingError());
+            return new State(tokens, s.lastRefill(), s.roundingError(), s.refunded());
         }
-        long refund = Math.min(estimate - actual, refillBetween(s, now, mark));
-        if (refund == 0) {
+        long refund = Math.min(estimate - actual, roomBefore(mark - s.refunded(), now));
+        if (refund <= 0) {
+            return state;
+        }
+        long clock = clockOf(refund);
+        if (clock > Arith.MAX_TIME - s.refunded()) {
             return state;
         }
         long tokens = s.tokens() + refund;
         if (tokens >= capacity) {
-            return full(Math.max(now, s.lastRefill()), s.lastRefill(), 0);
+            State f = full(Math.max(now, s.lastRefill()), s.lastRefill(), 0);
+            return new State(f.tokens(), f.lastRefill(), 0, s.refunded() + clock);
         }
-        return new State(tokens, s.lastRefill(), s.roundingError());
+        return new State(tokens, s.lastRefill(), s.roundingError(), s.refunded() + clock);
     }
 }

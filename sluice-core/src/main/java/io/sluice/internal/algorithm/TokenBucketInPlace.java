@@ -4,8 +4,8 @@ import io.sluice.Decision;
 import io.sluice.TokenBucket.Refill;
 
 /**
- * {@link TokenBucketAlgorithm#step} on a {@link StateCell} holding (tokens, lastRefill, roundingError) in
- * (s0, s1, s2). The refill is the pure one's arithmetic line by line (refill, refillGreedy, refillInterval,
+ * {@link TokenBucketAlgorithm#step} on a {@link StateCell} holding (tokens, lastRefill, roundingError, refunded)
+ * in (s0, s1, s2, s3); the refund clock s3 rides along untouched, and is 0 for a fresh bucket. The refill is the pure one's arithmetic line by line (refill, refillGreedy, refillInterval,
  * full), writing its result into the cell instead of a new {@code State}; the step then keeps that "after"
  * state (an admission), writes the fresh bucket (a rejection that records the key's creation), or puts the old
  * integers back. TokenBucketInPlacePropertiesTest holds it to the pure step, every refill style included.
@@ -21,12 +21,13 @@ final class TokenBucketInPlace implements InPlaceStep<TokenBucketAlgorithm.State
     @Override
     public void load(TokenBucketAlgorithm.State state, StateCell cell) {
         set(cell, state.tokens(), state.lastRefill(), state.roundingError());
+        cell.s3 = state.refunded();
         cell.expiresAt = tb.expiresAt(state);
     }
 
     @Override
     public TokenBucketAlgorithm.State save(StateCell cell) {
-        return new TokenBucketAlgorithm.State(cell.s0, cell.s1, cell.s2);
+        return new TokenBucketAlgorithm.State(cell.s0, cell.s1, cell.s2, cell.s3);
     }
 
     @Override
@@ -34,9 +35,11 @@ final class TokenBucketInPlace implements InPlaceStep<TokenBucketAlgorithm.State
         long t0 = cell.s0;
         long t1 = cell.s1;
         long t2 = cell.s2;
+        long t3 = cell.s3;
         refilled(cell, live, now, 0);
         long tokens = cell.s0;
         set(cell, t0, t1, t2);
+        cell.s3 = t3;
         return Math.max(0, Math.min(permits, tokens));
     }
 
@@ -45,6 +48,7 @@ final class TokenBucketInPlace implements InPlaceStep<TokenBucketAlgorithm.State
         long t0 = cell.s0;
         long t1 = cell.s1;
         long t2 = cell.s2;
+        long t3 = cell.s3;
         refilled(cell, live, now, permits);
         // The cell now holds `after`, the bucket refilled up to now less the permits (the admitted state).
         long after = cell.s0;
@@ -65,14 +69,16 @@ final class TokenBucketInPlace implements InPlaceStep<TokenBucketAlgorithm.State
         }
         if (peek) {
             set(cell, t0, t1, t2);
+            cell.s3 = t3;
         } else if (admitted) {
-            cell.wrote(tb.expiresAt(cell.s0, cell.s1, cell.s2), now);
+            cell.wrote(tb.expiresAt(cell.s0, cell.s1, cell.s2, cell.s3), now);
         } else if (permits > 0 && !live && !tb.freshIsFull) {
             // The pure step's rejected state: fresh(now) for a key without state (see "Creation").
             fresh(cell, now);
-            cell.wrote(tb.expiresAt(cell.s0, cell.s1, cell.s2), now);
+            cell.wrote(tb.expiresAt(cell.s0, cell.s1, cell.s2, cell.s3), now);
         } else {
             set(cell, t0, t1, t2);
+            cell.s3 = t3;
         }
         return decision;
     }
@@ -104,6 +110,7 @@ final class TokenBucketInPlace implements InPlaceStep<TokenBucketAlgorithm.State
     private void fresh(StateCell cell, long now) {
         long lastRefill = tb.style == Refill.INTERVAL_ALIGNED ? now - now % tb.period : now;
         set(cell, tb.limit().initialTokens(), lastRefill, 0);
+        cell.s3 = 0;
     }
 
     /** TokenBucketAlgorithm.refill(State, at, take), from and into the cell. */

@@ -4,7 +4,7 @@
 --
 -- Parameters (Gcra's record components after the name): limit, period (micros), burst.
 --
--- State: the Java State(tat) as two exact integers, TAT = allowAt + burstOffset:
+-- State: the Java State(tat, refunded), TAT as two exact integers, TAT = allowAt + burstOffset:
 --   allowAt      TAT - B of the admission that wrote it (its allow_at), in [-B, MAX_TIME]
 --   burstOffset  that B (burst * T of the parameters it was admitted under), in [1, 2^53]
 -- TAT itself is up to MAX_TIME + B, which passes 2^53 (where doubles hold only even integers) as soon as
@@ -12,6 +12,10 @@
 -- tat is computed exactly: differences with now first (allowAt - now is within [-2^53, 2^53]), offsets added
 -- only when the result fits, comparisons with MAX_TIME written as exact differences. A migration keeps TAT
 -- (Java returns the state unchanged), so it keeps both fields too, whatever the new B.
+--   refunded     the refund clock (µs by which refunds moved the TAT back; GcraAlgorithm's settlement), stored
+--                as a third field only when positive: a key never refunded into keeps the two-field value that
+--                earlier versions wrote and read. M.load reads both shapes, M.fields_of tells store_limit which
+--                to write; nil means 0.
 do
   local S = sluice
 
@@ -21,6 +25,40 @@ do
   local M = {}
 
   M.fields = { { "allowAt", "int" }, { "burstOffset", "int" } }
+  local REFUNDED_FIELDS = { { "allowAt", "int" }, { "burstOffset", "int" }, { "refunded", "int" } }
+
+  -- Ticket.MAX_LIFETIME, µs: a refund clock is kept no longer (GcraAlgorithm.MAX_TICKET_LIFETIME).
+  local MAX_TICKET_LIFETIME = 86400000000
+
+  -- Lua only (storage): the fields a state is written with, two unless it has been refunded into.
+  function M.fields_of(state)
+    if state.refunded ~= nil and state.refunded > 0 then
+      return REFUNDED_FIELDS
+    end
+    return M.fields
+  end
+
+  -- Lua only (storage): a stored value of two fields (never refunded into) or three.
+  function M.load(key, p)
+    local value, exists = S.get_value(key)
+    if value == nil then
+      return nil, nil, exists
+    end
+    local state, fingerprint = S.decode_state(value, M.fields)
+    if state == nil then
+      state, fingerprint = S.decode_state(value, REFUNDED_FIELDS)
+    end
+    return state, fingerprint, true
+  end
+
+  -- Java: State(newTat, refunded of the state it came from), the admitted state (allowAt = newTat - B).
+  local function admitted(state, allowAt, p)
+    local refunded = nil
+    if state ~= nil then
+      refunded = state.refunded
+    end
+    return { allowAt = allowAt, burstOffset = p.burstOffset, refunded = refunded }
+  end
 
   -- The constructor: emission interval T = ceil(period / limit), burst offset B = burst * T (<= 2^53, Gcra
   -- validates it).
@@ -83,7 +121,7 @@ do
     if untilAllowed <= 0 then
       -- newTat - now = untilAllowed + B, in [0, B]
       return S.allow(0, S.floor_div(-untilAllowed, p.interval), duration(untilAllowed + p.burstOffset),
-          { allowAt = now + untilAllowed, burstOffset = p.burstOffset }, state)
+          admitted(state, now + untilAllowed, p), state)
     end
     -- Java: allowAt <= MAX_TIME ? duration(allowAt - now) : NEVER, with allowAt <= MAX_TIME written as
     -- n*T - MAX_TIME <= slack - now: the left side is exact, the right one too unless below -2^53 (false then).
@@ -93,7 +131,7 @@ do
     end
     if maxWaitMicros > 0 and wait ~= NEVER and wait <= maxWaitMicros then
       return S.allow(wait, 0, durationOf(untilAllowed, p.burstOffset),
-          { allowAt = now + untilAllowed, burstOffset = p.burstOffset }, state)
+          admitted(state, now + untilAllowed, p), state)
     end
     return S.reject(available(ahead, offset, p), wait, durationOf(ahead, offset), state)
   end
@@ -103,12 +141,17 @@ do
     return math.min(permits, available(ahead, offset, p))
   end
 
-  -- Java: tat > MAX_TIME ? NEVER : tat, with TAT = allowAt + burstOffset.
+  -- Java: until = tat (+ min(refunded, MAX_TICKET_LIFETIME) when refunded into); until > MAX_TIME ? NEVER :
+  -- until, with TAT = allowAt + burstOffset: MAX_TIME - burstOffset - extra is exact (each below 2^53).
   function M.expiresAt(state, p)
-    if state.allowAt > MAX_TIME - state.burstOffset then
+    local extra = 0
+    if state.refunded ~= nil then
+      extra = math.min(state.refunded, MAX_TICKET_LIFETIME)
+    end
+    if state.allowAt > MAX_TIME - state.burstOffset - extra then
       return NEVER
     end
-    return state.allowAt + state.burstOffset
+    return state.allowAt + state.burstOffset + extra
   end
 
   -- Keeps the TAT (both of its fields); the new T and B judge it at once.
@@ -116,36 +159,40 @@ do
     return state
   end
 
-  -- Settling a ticket: GcraAlgorithm's Settleable (mark, settle), whose comment derives it. The mark is the
-  -- TAT the charge left (at most MAX_TIME); TAT = allowAt + burstOffset, written back under this B.
-  -- Not reached for now: Settling refuses gcra (a refund after another ticket's refund can pass the burst
-  -- bound; GcraAlgorithm's comment has the example), and the store refuses it before the script runs.
+  -- Settling a ticket: GcraAlgorithm's Settleable (mark, settle), whose comment derives it (the refund clock).
+  -- The mark is V = TAT + refunded after the charge, at most MAX_TIME.
   function M.mark(admitted, now, p)
-    return math.min(admitted.allowAt + admitted.burstOffset, MAX_TIME)
+    local refunded = admitted.refunded or 0
+    if admitted.allowAt > MAX_TIME - admitted.burstOffset - refunded then
+      return MAX_TIME
+    end
+    return admitted.allowAt + admitted.burstOffset + refunded
   end
 
   function M.settle(state, now, mark, estimate, actual, p)
     if actual > estimate then
       local tat = now
+      local refunded = nil
       if state ~= nil then
         tat = math.max(state.allowAt + state.burstOffset, now)
+        refunded = state.refunded
       end
       tat = math.min(MAX_TIME, S.add_sat(tat, S.mul_sat(actual - estimate, p.interval)))
-      return { allowAt = tat - p.burstOffset, burstOffset = p.burstOffset }
+      return { allowAt = tat - p.burstOffset, burstOffset = p.burstOffset, refunded = refunded }
     end
-    if actual == estimate or state == nil or mark <= now then
+    if actual == estimate or state == nil then
       return state
     end
-    local tat = state.allowAt + state.burstOffset
-    if tat <= now then
+    local refunded = state.refunded or 0
+    -- Java: back = min(r*T, A' - now, TAT - now, MAX_TIME - refunded), A' - now = mark - refunded - now. The
+    -- differences are exact (or, past -2^53, negative either way); TAT - now = (allowAt - now) + B is inexact
+    -- only above 2^53, where A' - now (at most 2^53) is the smaller.
+    local back = math.min(S.mul_sat(estimate - actual, p.interval), mark - refunded - now)
+    back = math.min(back, (state.allowAt - now) + state.burstOffset, MAX_TIME - refunded)
+    if back <= 0 then
       return state
     end
-    local back = math.min(S.mul_sat(estimate - actual, p.interval), mark - now)
-    tat = math.max(now, tat - back)
-    if tat <= now then
-      return nil
-    end
-    return { allowAt = tat - p.burstOffset, burstOffset = p.burstOffset }
+    return { allowAt = state.allowAt - back, burstOffset = state.burstOffset, refunded = refunded + back }
   end
 
   ALG["gcra"] = M

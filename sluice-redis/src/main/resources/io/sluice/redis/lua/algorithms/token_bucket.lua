@@ -4,7 +4,10 @@
 --
 -- Parameters (TokenBucket's record components after the name): capacity, refillTokens, refillPeriod (micros),
 -- refill ("greedy" | "interval" | "interval_aligned"), initialTokens.
--- State (TokenBucketAlgorithm.State): tokens (negative after reservations), lastRefill, roundingError.
+-- State (TokenBucketAlgorithm.State): tokens (negative after reservations), lastRefill, roundingError, and the
+-- refund clock `refunded` (µs), stored as a fourth field only when positive: a key never refunded into keeps the
+-- three-field value earlier versions wrote and read (M.load reads both, M.fields_of says which to write); nil
+-- means 0.
 --
 -- Numbers. The Java keeps every intermediate within 2^53 in magnitude (capacity - tokens <= 2^53, a*b <= 2^53,
 -- the greedy refill split into whole b-periods and a rest), with three exceptions, each written here as a
@@ -25,6 +28,32 @@ do
   local M = {}
 
   M.fields = { { "tokens", "int" }, { "lastRefill", "int" }, { "roundingError", "int" } }
+  local REFUNDED_FIELDS = { { "tokens", "int" }, { "lastRefill", "int" }, { "roundingError", "int" },
+                            { "refunded", "int" } }
+
+  -- Ticket.MAX_LIFETIME, µs (GcraAlgorithm.MAX_TICKET_LIFETIME).
+  local MAX_TICKET_LIFETIME = 86400000000
+
+  -- Lua only (storage): the fields a state is written with, three unless it has been refunded into.
+  function M.fields_of(st)
+    if st.refunded ~= nil and st.refunded > 0 then
+      return REFUNDED_FIELDS
+    end
+    return M.fields
+  end
+
+  -- Lua only (storage): a stored value of three fields (never refunded into) or four.
+  function M.load(key, p)
+    local value, exists = S.get_value(key)
+    if value == nil then
+      return nil, nil, exists
+    end
+    local st, fingerprint = S.decode_state(value, M.fields)
+    if st == nil then
+      st, fingerprint = S.decode_state(value, REFUNDED_FIELDS)
+    end
+    return st, fingerprint, true
+  end
 
   local function gcd(x, y)
     while y ~= 0 do
@@ -51,9 +80,9 @@ do
     return p
   end
 
-  -- Lua only (Java's State record's constructor).
-  local function state(tokens, lastRefill, roundingError)
-    return { tokens = tokens, lastRefill = lastRefill, roundingError = roundingError }
+  -- Lua only (Java's State record's constructor; refunded nil for 0).
+  local function state(tokens, lastRefill, roundingError, refunded)
+    return { tokens = tokens, lastRefill = lastRefill, roundingError = roundingError, refunded = refunded }
   end
 
   -- A full bucket; INTERVAL forgets its phase (see the essay), INTERVAL_ALIGNED keeps the epoch grid.
@@ -188,6 +217,7 @@ do
   -- With initialTokens < capacity a full bucket admits more than a fresh key, so the state is kept (the Java
   -- essay's "Expiry"): NEVER. NEVER (math.huge) also when the bucket is full only after MAX_TIME;
   -- sluice.expire then keeps the key until MAX_TIME.
+  -- A state refunded into lives min(refunded, MAX_TICKET_LIFETIME) longer (the Java's "Life of the clock").
   function M.expiresAt(st, p)
     if p.initialTokens < p.capacity then
       return NEVER
@@ -195,6 +225,13 @@ do
     local fullTime = fullAt(st, p)
     if fullTime > MAX_TIME then
       return NEVER
+    end
+    if st.refunded ~= nil then
+      local extra = math.min(st.refunded, MAX_TICKET_LIFETIME)
+      if fullTime > MAX_TIME - extra then
+        return NEVER
+      end
+      return fullTime + extra
     end
     return fullTime
   end
@@ -207,7 +244,9 @@ do
     if s == nil then
       s = fresh(now, p)
     end
-    return refill(s, math.max(now, s.lastRefill), p)
+    local r = refill(s, math.max(now, s.lastRefill), p)
+    r.refunded = s.refunded                                       -- the refund clock rides along
+    return r
   end
 
   function M.step(st, now, permits, maxWaitMicros, p)
@@ -221,7 +260,7 @@ do
       rejected = fresh(now, p)
     end
     if permits <= s.tokens then
-      local after = state(s.tokens - permits, s.lastRefill, s.roundingError)
+      local after = state(s.tokens - permits, s.lastRefill, s.roundingError, s.refunded)
       return S.allow(0, after.tokens, resetAfter(after, now, p), after, rejected)
     end
     local wait = duration(readyAt(s, permits, p), now)
@@ -230,7 +269,7 @@ do
     local reservable = maxWaitMicros > 0 and wait ~= NEVER and wait <= maxWaitMicros
         and s.tokens - permits >= p.capacity - MAX_DEFICIT
     if reservable then
-      local after = state(s.tokens - permits, s.lastRefill, s.roundingError)
+      local after = state(s.tokens - permits, s.lastRefill, s.roundingError, s.refunded)
       return S.allow(wait, 0, resetAfter(after, now, p), after, rejected)
     end
     return S.reject(math.max(0, s.tokens), wait, resetAfter(s, now, p), rejected)
@@ -259,51 +298,67 @@ do
     if p.style == "interval_aligned" and (old.style ~= "interval_aligned" or old.period ~= p.period) then
       lastRefill = at - at % p.period
     end
-    return state(tokens, lastRefill, roundingError)
+    return state(tokens, lastRefill, roundingError, st.refunded)
   end
 
-  -- Settling a ticket: TokenBucketAlgorithm's Settleable (mark, settle), whose comment derives it. The mark is
-  -- when the bucket the charge left would be full again (at most MAX_TIME).
+  -- Settling a ticket: TokenBucketAlgorithm's Settleable (mark, settle), whose comment derives it (gcra's refund
+  -- clock, with "full again" as the TAT). The mark is fullAt + refunded of the admitted state, at most MAX_TIME.
   function M.mark(admitted, now, p)
-    return math.min(fullAt(admitted, p), MAX_TIME)
+    local f = fullAt(admitted, p)
+    local r = admitted.refunded or 0
+    if f > MAX_TIME - r then
+      return MAX_TIME
+    end
+    return f + r
   end
 
-  -- Tokens the refill brings to s (refilled up to now) in [now, untilAt).
-  local function refillBetween(s, now, untilAt, p)
-    if untilAt <= now then
-      return 0
-    end
+  -- Tokens the refill brings strictly after now and strictly before untilAt (A'), on untilAt's grid.
+  local function roomBefore(untilAt, now, p)
     if p.style == "greedy" then
-      return S.mul_div_floor(p.a, untilAt - now, p.b)
-    end
-    local from = math.max(now, s.lastRefill)
-    if untilAt <= from then
+      if untilAt - 1 > now then
+        return S.mul_div_floor(p.a, untilAt - 1 - now, p.b)
+      end
       return 0
     end
-    local ends = S.floor_div(untilAt - s.lastRefill, p.period) - S.floor_div(from - s.lastRefill, p.period)
-    return S.mul_sat(math.max(0, ends), p.refillTokens)
+    if untilAt > now then
+      return S.mul_sat(S.ceil_div(untilAt - now, p.period) - 1, p.refillTokens)
+    end
+    return 0
   end
 
-  -- Not reached for now: Settling refuses token_bucket (a refund after another ticket's refund can pass the
-  -- burst bound; TokenBucketAlgorithm's settlement comment has the example), and the store refuses it before the
-  -- script runs.
+  -- µs the refill takes to bring `tokens` tokens, rounded up (whole periods for the interval styles).
+  local function clockOf(tokens, p)
+    if p.style == "greedy" then
+      return S.mul_div_ceil(tokens, p.b, p.a)
+    end
+    return S.mul_sat(S.ceil_div(tokens, p.refillTokens), p.period)
+  end
+
   function M.settle(st, now, mark, estimate, actual, p)
     if actual == estimate or (st == nil and actual < estimate) then
       return st
     end
     local s = refilled(st, now, p)
+    local refunded = s.refunded or 0
     if actual > estimate then
-      return state(math.max(p.capacity - MAX_DEFICIT, s.tokens - (actual - estimate)), s.lastRefill, s.roundingError)
+      return state(math.max(p.capacity - MAX_DEFICIT, s.tokens - (actual - estimate)), s.lastRefill, s.roundingError,
+        s.refunded)
     end
-    local refund = math.min(estimate - actual, refillBetween(s, now, mark, p))
-    if refund == 0 then
+    local refund = math.min(estimate - actual, roomBefore(mark - refunded, now, p))
+    if refund <= 0 then
+      return st
+    end
+    local clock = clockOf(refund, p)
+    if clock > MAX_TIME - refunded then
       return st
     end
     local tokens = s.tokens + refund
     if tokens >= p.capacity then
-      return full(math.max(now, s.lastRefill), s.lastRefill, p)
+      local f = full(math.max(now, s.lastRefill), s.lastRefill, p)
+      f.refunded = refunded + clock
+      return f
     end
-    return state(tokens, s.lastRefill, s.roundingError)
+    return state(tokens, s.lastRefill, s.roundingError, refunded + clock)
   end
 
   ALG["token_bucket"] = M

@@ -145,6 +145,11 @@ function sluice.store_limit(limit, state, now, client_time, slack_ms)
     sluice.expire(limit.key, expiresAt, now, client_time, slack_ms)
   else
     local option, ms = sluice.ttl(expiresAt, now, client_time, slack_ms)
-    sluice.save_value(limit.key, state, limit.alg.fields, limit.fingerprint, option, ms)
+    -- A module whose states do not all have the same fields (gcra's refund clock) says which to write.
+    local fields = limit.alg.fields
+    if limit.alg.fields_of then
+      fields = limit.alg.fields_of(state)
+    end
+    sluice.save_value(limit.key, state, fields, limit.fingerprint, option, ms)
   end
 end
