@@ -47,6 +47,7 @@ public class StateCell {
         s0 = from.s0;
         s1 = from.s1;
         s2 = from.s2;
+        s3 = from.s3;
         expiresAt = from.expiresAt;
     }
 
@@ -55,6 +56,7 @@ public class StateCell {
      * its copy so has nothing to write, whether it wrote nothing or wrote the same state again.
      */
     public final boolean sameAs(StateCell other) {
-        return s0 == other.s0 && s1 == other.s1 && s2 == other.s2 && expiresAt == other.expiresAt;
+        return s0 == other.s0 && s1 == other.s1 && s2 == other.s2 && s3 == other.s3
+                && expiresAt == other.expiresAt;
     }
 }

@@ -11,7 +11,7 @@ import java.lang.invoke.VarHandle;
  * operations on it.
  *
  * <p>Thread safety: writers hold the cell's monitor, and only for as long as it takes to check the version and
- * copy four integers in ({@link #publish}): the step itself runs outside, on a copy. Readers take no lock: they
+ * copy five integers in ({@link #publish}): the step itself runs outside, on a copy. Readers take no lock: they
  * read the {@link #versionBeforeRead version}, copy the integers, and keep the copy only if the version is
  * {@link #unchangedSince unchanged} (a sequence lock: the version is odd while a write is under way). Whatever
  * takes the entry out of its {@link Holder} (a sweep, an eviction, a reset, or a path that works on immutable
@@ -42,7 +42,7 @@ final class Cell extends StateCell {
      * Even: the integers are stable at this version. Odd: a write is under way, or (for good) the cell is retired;
      * under the monitor no write is ever half done, so there odd means retired. Written only under the monitor.
      * It wraps after 2^31 writes; an optimistic read is fooled only if exactly a multiple of 2^31 writes land
-     * between its two reads of the version, which copy four integers apart.
+     * between its two reads of the version, which copy five integers apart.
      */
     @SuppressWarnings("unused")     // through VERSION
     private int version;

@@ -18,7 +18,7 @@ import io.sluice.internal.algorithm.StateCell;
  *       here, outside any lock.
  *   <li>If the step left the copy as it was (a rejection that records nothing, a peek), the decision is
  *       returned and the cell is never locked or written: <b>read-only decisions take no lock.</b>
- *   <li>Otherwise take the monitor: if the version is still the one read, publish the copy (four integers) and
+ *   <li>Otherwise take the monitor: if the version is still the one read, publish the copy (five integers) and
  *       return; if another decision wrote in between, read again. After {@link #OPTIMISTIC_TRIES} lost races,
  *       step under the monitor, so a thread that keeps losing still finishes.
  * </ol>

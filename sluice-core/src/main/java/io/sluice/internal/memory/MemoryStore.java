@@ -44,7 +44,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *       change) first {@link #settle} a cell into an immutable entry; the next in-place decision makes a new
  *       cell. {@link InPlaceDecider} steps a copy of the cell outside any lock (the clock read before, the
  *       decision built there too), returns a decision that writes nothing (most rejections, peeks) without locking
- *       at all, and holds the monitor only to check that nobody wrote the cell meanwhile and copy four integers
+ *       at all, and holds the monitor only to check that nobody wrote the cell meanwhile and copy five integers
  *       back. (Holding it for the whole step, clock and decision included, made two threads on one key take
  *       730–980 ns per call: the monitor inflated and parked; issue 13.) InPlaceContentionTest counts exact
  *       grants with threads racing on these paths.
