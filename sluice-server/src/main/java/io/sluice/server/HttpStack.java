@@ -75,10 +75,9 @@ final class HttpStack {
 
     /**
      * How long open client connections are given, once the ports are closed, to notice the shutdown (an HTTP/2
-     * GOAWAY first, the closing GOAWAY at the end; HTTP/1 connections close when idle): Armeria's default (1 s),
-     * but never longer than the quiet period. A shorter quiet period asks to stop sooner, and {@code 0s} to stop at
-     * once: without this, every stop with a client still connected took the whole second more (each in-process
-     * test server's stop, most of a short test's time).
+     * GOAWAY first, the closing GOAWAY at the end): Armeria's default (1 s), but never longer than the quiet
+     * period, which asks to stop sooner when shorter and at once when {@code 0s}. Without this, a stop with an
+     * HTTP/2 client still connected took that second more (a test server's stop with a gRPC client: 2 s, now 1 s).
      */
     static Duration connectionDrain(Duration quietPeriod) {
         Duration armeriaDefault = Duration.ofNanos(Flags.defaultServerConnectionDrainDurationMicros() * 1_000);
