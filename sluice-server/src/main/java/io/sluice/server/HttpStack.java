@@ -1,5 +1,6 @@
 package io.sluice.server;
 
+import com.linecorp.armeria.common.Flags;
 import com.linecorp.armeria.common.SessionProtocol;
 import com.linecorp.armeria.server.GracefulShutdown;
 import com.linecorp.armeria.server.Server;
@@ -68,7 +69,19 @@ final class HttpStack {
                         .quietPeriod(settings.shutdownQuietPeriod())
                         .timeout(settings.shutdownTimeout())
                         .build())
+                .connectionDrainDuration(connectionDrain(settings.shutdownQuietPeriod()))
                 .errorHandler(new JsonErrors(settings.maxBodyBytes()));
+    }
+
+    /**
+     * How long open client connections are given, once the ports are closed, to notice the shutdown (an HTTP/2
+     * GOAWAY first, the closing GOAWAY at the end): Armeria's default (1 s), but never longer than the quiet
+     * period, which asks to stop sooner when shorter and at once when {@code 0s}. Without this, a stop with an
+     * HTTP/2 client still connected took that second more (a test server's stop with a gRPC client: 2 s, now 1 s).
+     */
+    static Duration connectionDrain(Duration quietPeriod) {
+        Duration armeriaDefault = Duration.ofNanos(Flags.defaultServerConnectionDrainDurationMicros() * 1_000);
+        return quietPeriod.compareTo(armeriaDefault) < 0 ? quietPeriod : armeriaDefault;
     }
 
     /**

@@ -15,7 +15,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,6 +25,11 @@ import org.junit.jupiter.api.io.TempDir;
  * envoyproxy/ratelimit's own configurations (the unchanged fixtures of sluice-rules' EnvoyCompatibilityTest)
  * served over Envoy's gRPC protocol: share_threshold, quota_mode, shadow_mode, per-descriptor hits_addend 0,
  * descriptors without entries, middle wildcards, and envoy's per-descriptor statistics on {@code /metrics}.
+ *
+ * <p>One server of the fixtures for the class (a server's stop is most of a short test's time); each test starts
+ * at the next midnight of its clock ({@link TestServer#nextDay}), so it sees whole, fresh windows, and the
+ * statistics a test reads are of descriptors no other test sends. The two tests of other configurations start
+ * servers of their own.
  */
 class EnvoyCompatibilityIT {
 
@@ -31,9 +37,9 @@ class EnvoyCompatibilityIT {
             "envoyproxy-ratelimit");
 
     @TempDir
-    Path dir;
-    TestServer t;
-    RateLimitServiceGrpc.RateLimitServiceBlockingStub rls;
+    static Path dir;
+    static TestServer t;
+    static RateLimitServiceGrpc.RateLimitServiceBlockingStub rls;
 
     static String fixture(String name) {
         try {
@@ -43,17 +49,28 @@ class EnvoyCompatibilityIT {
         }
     }
 
-    @BeforeEach
-    void start() {
+    @BeforeAll
+    static void start() {
         t = TestServer.start(dir, List.of(fixture("example_example.yaml"), fixture("share_threshold.yaml"),
                 fixture("integration_basic.yaml"), fixture("integration_share_threshold.yaml")), b -> { });
-        rls = GrpcClients.newClient("http://127.0.0.1:" + t.server.grpcPort(),
-                RateLimitServiceGrpc.RateLimitServiceBlockingStub.class);
+        rls = client(t);
     }
 
-    @AfterEach
-    void stop() {
-        t.close();
+    @BeforeEach
+    void aNewDay() {
+        t.nextDay();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (t != null) {
+            t.close();
+        }
+    }
+
+    static RateLimitServiceGrpc.RateLimitServiceBlockingStub client(TestServer server) {
+        return GrpcClients.newClient("http://127.0.0.1:" + server.server.grpcPort(),
+                RateLimitServiceGrpc.RateLimitServiceBlockingStub.class);
     }
 
     static RateLimitDescriptor descriptor(String... keyValues) {
@@ -64,7 +81,12 @@ class EnvoyCompatibilityIT {
         return d.build();
     }
 
-    RateLimitResponse call(String domain, RateLimitDescriptor... descriptors) {
+    static RateLimitResponse call(String domain, RateLimitDescriptor... descriptors) {
+        return call(rls, domain, descriptors);
+    }
+
+    static RateLimitResponse call(RateLimitServiceGrpc.RateLimitServiceBlockingStub rls, String domain,
+                                  RateLimitDescriptor... descriptors) {
         return rls.shouldRateLimit(RateLimitRequest.newBuilder().setDomain(domain)
                 .addAllDescriptors(List.of(descriptors)).build());
     }
@@ -155,13 +177,14 @@ class EnvoyCompatibilityIT {
     }
 
     @Test
-    void theBundledRulesAnswerTheDocumentedJsonExampleWithLimits() throws Exception {
-        t.close();
-        t = TestServer.start(dir, List.of(), b -> { });
-        java.net.http.HttpResponse<String> r = t.post("/json", "{\"domain\": \"messaging\", \"descriptors\":"
-                + " [{\"entries\": [{\"key\": \"message_type\", \"value\": \"marketing\"}, {\"key\":"
-                + " \"to_number\", \"value\": \"2061111111\"}]}, {\"entries\": [{\"key\": \"to_number\","
-                + " \"value\": \"2061111111\"}]}]}");
+    void theBundledRulesAnswerTheDocumentedJsonExampleWithLimits(@TempDir Path own) throws Exception {
+        java.net.http.HttpResponse<String> r;
+        try (TestServer bundled = TestServer.start(own, List.of(), b -> { })) {
+            r = bundled.post("/json", "{\"domain\": \"messaging\", \"descriptors\":"
+                    + " [{\"entries\": [{\"key\": \"message_type\", \"value\": \"marketing\"}, {\"key\":"
+                    + " \"to_number\", \"value\": \"2061111111\"}]}, {\"entries\": [{\"key\": \"to_number\","
+                    + " \"value\": \"2061111111\"}]}]}");
+        }
         assertThat(r.statusCode()).isEqualTo(200);
         com.fasterxml.jackson.databind.JsonNode body = new com.fasterxml.jackson.databind.ObjectMapper()
                 .readTree(r.body());
@@ -172,8 +195,7 @@ class EnvoyCompatibilityIT {
     }
 
     @Test
-    void onFailureDecidesWhenTheStoreIsDown() throws Exception {
-        t.close();
+    void onFailureDecidesWhenTheStoreIsDown(@TempDir Path own) throws Exception {
         String config = String.join("\n",
                 "domain: d",
                 "on_failure: fail_closed",
@@ -186,15 +208,13 @@ class EnvoyCompatibilityIT {
                 "");
         RedisServer redis = RedisServer.start();
         io.sluice.Store down = StoreFactory.open(redis.uri());
-        t = TestServer.start(dir, List.of(config), b -> b.store(down));
-        rls = GrpcClients.newClient("http://127.0.0.1:" + t.server.grpcPort(),
-                RateLimitServiceGrpc.RateLimitServiceBlockingStub.class);
-        try {
-            assertThat(call("d", descriptor("closed", "1")).getOverallCode()).isEqualTo(Code.OK);
+        try (TestServer failing = TestServer.start(own, List.of(config), b -> b.store(down))) {
+            RateLimitServiceGrpc.RateLimitServiceBlockingStub grpc = client(failing);
+            assertThat(call(grpc, "d", descriptor("closed", "1")).getOverallCode()).isEqualTo(Code.OK);
             redis.kill();
-            assertThat(call("d", descriptor("open", "1")).getOverallCode()).isEqualTo(Code.OK);
-            assertThat(call("d", descriptor("closed", "1")).getOverallCode()).isEqualTo(Code.OVER_LIMIT);
-            assertThat(t.get("/metrics").body())
+            assertThat(call(grpc, "d", descriptor("open", "1")).getOverallCode()).isEqualTo(Code.OK);
+            assertThat(call(grpc, "d", descriptor("closed", "1")).getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+            assertThat(failing.get("/metrics").body())
                     .contains("sluice_decisions_total{api=\"grpc\",outcome=\"fail_open\",rule=\"d.open\"} 1.0")
                     .contains("sluice_decisions_total{api=\"grpc\",outcome=\"fail_closed\",rule=\"d.closed\"} 1.0");
         } finally {

@@ -197,12 +197,10 @@ class EnvoyRlsIT {
                 RateLimitServiceGrpc.RateLimitServiceBlockingStub.class);
     }
 
-    private static final long DAY_MICROS = 86_400_000_000L;
-
     /** The start of the next day (UTC), where a test of its own server began: every window is new and whole. */
     @BeforeEach
     void aNewDay() {
-        t.clock.setMicros((t.clock.nowMicros() / DAY_MICROS + 1) * DAY_MICROS);
+        t.nextDay();
     }
 
     @AfterAll

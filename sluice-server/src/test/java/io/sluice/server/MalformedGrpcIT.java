@@ -18,7 +18,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Random;
 import java.util.zip.GZIPOutputStream;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,6 +28,9 @@ import org.junit.jupiter.api.io.TempDir;
  * gRPC requests that no stub would send, as raw HTTP/2 frames from Armeria's HTTP client: each is answered with
  * a clear status — {@code INVALID_ARGUMENT} (3) for what is malformed, {@code RESOURCE_EXHAUSTED} (8) for a
  * message over the size limit — never {@code UNKNOWN} or OK, and none of them charges the counter it names.
+ *
+ * <p>One server for the class; each test starts at the next midnight of its clock ({@link TestServer#nextDay}),
+ * past the counter's hour, so each sees it untouched.
  */
 class MalformedGrpcIT {
 
@@ -35,21 +39,28 @@ class MalformedGrpcIT {
             + " requests_per_unit: 100}\n";
 
     @TempDir
-    Path dir;
+    static Path dir;
 
-    private TestServer t;
-    private WebClient raw;
+    private static TestServer t;
+    private static WebClient raw;
 
-    @BeforeEach
-    void start() {
+    @BeforeAll
+    static void start() {
         t = TestServer.start(dir, List.of(ENVOY), b -> { });
         raw = WebClient.builder("h2c://127.0.0.1:" + t.server.grpcPort()).responseTimeout(Duration.ofSeconds(20))
                 .maxResponseLength(0).build();
     }
 
-    @AfterEach
-    void stop() {
-        t.close();
+    @BeforeEach
+    void aNewDay() {
+        t.nextDay();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (t != null) {
+            t.close();
+        }
     }
 
     @Test
@@ -135,7 +146,7 @@ class MalformedGrpcIT {
     }
 
     /** What a peek says one more hit would leave: 99 while nothing has been charged. */
-    private void assertRemaining(long expected) {
+    private static void assertRemaining(long expected) {
         String body = t.post("/v1/check", "{\"domain\": \"g\", \"descriptor\": [{\"key\": \"k\", \"value\":"
                 + " \"canary\"}], \"op\": \"peek\"}").body();
         assertThat(body).contains("\"remaining\":" + expected + ",");
@@ -143,7 +154,7 @@ class MalformedGrpcIT {
 
     record Answer(String status, String message, AggregatedHttpResponse response) {}
 
-    private Answer send(byte[] body, String encoding) {
+    private static Answer send(byte[] body, String encoding) {
         RequestHeadersBuilder headers = RequestHeaders.builder(HttpMethod.POST, GRPC_PATH)
                 .contentType(MediaType.parse("application/grpc")).add("te", "trailers");
         if (encoding != null) {
