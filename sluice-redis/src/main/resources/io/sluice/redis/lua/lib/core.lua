@@ -10,7 +10,7 @@
 --   verdict.lua        allow, reject (Java's Step.allow / Step.reject)
 --   state.lua          reading a stored state: decode_state, get_value, load_value
 --   clock.lua          server_now, call_time: the instant a call decides at
---   limit.lua          settle: a limit's state as its current version reads it
+--   limit.lua          settle, params: a limit's state as its current version reads it, its parsed parameters
 -- and, built on first use (below), the groups most calls never need:
 --   arith_sat.lua      floor_mod, add_sat, mul_sat, time_plus (Arith's saturating sums and products)
 --   arith_mul_div.lua  mul_div_floor, mul_div_ceil (Arith.mulDivFloor / mulDivCeil)
@@ -50,7 +50,7 @@
 local sluice = { FOREVER = false, algorithm = false, arg_int = false, words = false, fmt_int = false,
                  floor_div = false, ceil_div = false, allow = false, reject = false,
                  decode_state = false, get_value = false, load_value = false, server_now = false, settle = false,
-                 call_time = false }
+                 call_time = false, params = false }
 local ALG = {}
 
 -- Java's Long.MAX_VALUE ("unbounded": an unbounded maxWait, a retry-after no waiting satisfies) is math.huge
@@ -124,6 +124,12 @@ function sluice.fmt_int(x)
     return "1"
   elseif x == -1 then
     return "-1"
+  end
+  if x < 1e14 and x > -1e14 and x % 1 == 0 then
+    -- Lua's own conversion (%.14g) writes every integer of at most 14 digits exactly and without an exponent
+    -- (pitfall 2 below starts at 10^14): one string made by the VM instead of a call into C that parses a format
+    -- (a PXAT expiry, about 1.8e12 ms, and most reply values are here). x is not -0: that equals 0, above.
+    return x .. ""
   end
   if x >= TWO_63 then
     return LONG_MAX

@@ -79,14 +79,17 @@ end
 --- it explicitly. Shared by load_value and the modules with their own load (sliding_log).
 function sluice.get_value(key)
   local value = redis.pcall("GET", key)
-  if type(value) == "table" and value.err then
-    if string.find(value.err, "WRONGTYPE", 1, true) then
-      return nil, true
-    end
-    error(value.err)
-  end
   if not value then
     return nil, false
+  end
+  -- pcall answers a string, false, or an error table { err = ... }. A string's field reads as nil (its metatable's
+  -- __index is the string library, which has no "err"): no call into C (type) on every load.
+  local err = value.err
+  if err then
+    if string.find(err, "WRONGTYPE", 1, true) then
+      return nil, true
+    end
+    error(err)
   end
   return value, true
 end
