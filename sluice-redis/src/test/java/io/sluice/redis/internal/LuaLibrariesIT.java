@@ -355,24 +355,6 @@ class LuaLibrariesIT {
     }
 
     @Test
-    void integersOfUpTo14DigitsAreFormattedByLuaItselfAndStayExact() {
-        // fmt_int writes |x| < 10^14 with Lua's own conversion (%.14g); from 10^14 on, string.format("%d").
-        List<Long> values = new ArrayList<>(List.of(2L, -2L, 99_999_999_999_999L, -99_999_999_999_999L,
-                100_000_000_000_000L, -100_000_000_000_000L, 1_767_225_600_000L, 1_767_225_600_000_000L, 12_345L));
-        for (int i = 0; i < 2000; i++) {
-            long x = (long) Math.pow(10, random.nextDouble() * 16);
-            values.add(random.nextBoolean() ? -x : x);
-        }
-        List<String> args = values.stream().map(v -> Long.toString(v)).toList();
-        List<?> out = eval("""
-                local out = {}
-                for i = 1, #ARGV do out[i] = sluice.fmt_int(sluice.arg_int(ARGV[i])) end
-                return out
-                """, args);
-        assertThat(out).isEqualTo(args);
-    }
-
-    @Test
     void parametersAreParsedOncePerVersionAndAParsedVersionAnswersAsParsingAgain() {
         // sluice.params keeps alg.parse(words) by version; past its bound it starts again empty. Within one call
         // (EVAL keeps nothing between calls; FunctionLibraryIT runs it across FCALLs): the same words give the same

@@ -125,12 +125,6 @@ function sluice.fmt_int(x)
   elseif x == -1 then
     return "-1"
   end
-  if x < 1e14 and x > -1e14 and x % 1 == 0 then
-    -- Lua's own conversion (%.14g) writes every integer of at most 14 digits exactly and without an exponent
-    -- (pitfall 2 below starts at 10^14): one string made by the VM instead of a call into C that parses a format
-    -- (a PXAT expiry, about 1.8e12 ms, and most reply values are here). x is not -0: that equals 0, above.
-    return x .. ""
-  end
   if x >= TWO_63 then
     return LONG_MAX
   end

@@ -46,10 +46,25 @@ end
 local INTS_2 = "^([^|]*)|(%-?)([0-9a-z]+)|(%-?)([0-9a-z]+)$"
 local INTS_3 = "^([^|]*)|(%-?)([0-9a-z]+)|(%-?)([0-9a-z]+)|(%-?)([0-9a-z]+)$"
 
+-- The states of two or three integers decoded lately: DECODED[fields][value] = state, DECODED_FP[value] = its
+-- fingerprint. A hot key's rejections write nothing, so call after call reads the very value the last one read;
+-- in a functions library (FCALL) this table outlives the call, so such a call reads its state without splitting
+-- and converting it again. Safe to share because no port ever writes to a state table (a changed state is a new
+-- table: the dispatcher knows what to write by identity), and a value always decodes to the same fields;
+-- bounded like sluice.params (it starts again empty past DECODED_MAX values). With EVALSHA it lives one call.
+local DECODED, DECODED_FP, decoded_count, DECODED_MAX = {}, {}, 0, 256
+
 --- Reads encode_state: the state (nil when the value has another number of fields: a State record that
 --- gained or lost a component) and the fingerprint it was written under.
 function sluice.decode_state(value, fields)
   local n = #fields
+  local known = DECODED[fields]
+  if known ~= nil then
+    local state = known[value]
+    if state ~= nil then
+      return state, DECODED_FP[value]
+    end
+  end
   if n == 2 or n == 3 then
     -- Two or three integer fields (fixed_window, gcra, token_bucket and others: most decisions): one match
     -- splits the value and checks each field's sign and digits, so arg_b36's own match is not needed, and the
@@ -57,17 +72,32 @@ function sluice.decode_state(value, fields)
     -- value of another number of fields (dropped) from a malformed one (an error).
     local f1, f2, f3 = fields[1], fields[2], fields[3]
     if f1[2] == "int" and f2[2] == "int" then
+      local state, fingerprint = nil, nil
       if n == 2 then
-        local fingerprint, s1, d1, s2, d2 = string.match(value, INTS_2)
+        local s1, d1, s2, d2
+        fingerprint, s1, d1, s2, d2 = string.match(value, INTS_2)
         if fingerprint ~= nil then
-          return { [f1[1]] = b36_value(s1, d1), [f2[1]] = b36_value(s2, d2) }, fingerprint
+          state = { [f1[1]] = b36_value(s1, d1), [f2[1]] = b36_value(s2, d2) }
         end
       elseif f3[2] == "int" then
-        local fingerprint, s1, d1, s2, d2, s3, d3 = string.match(value, INTS_3)
+        local s1, d1, s2, d2, s3, d3
+        fingerprint, s1, d1, s2, d2, s3, d3 = string.match(value, INTS_3)
         if fingerprint ~= nil then
-          return { [f1[1]] = b36_value(s1, d1), [f2[1]] = b36_value(s2, d2), [f3[1]] = b36_value(s3, d3) },
-              fingerprint
+          state = { [f1[1]] = b36_value(s1, d1), [f2[1]] = b36_value(s2, d2), [f3[1]] = b36_value(s3, d3) }
         end
+      end
+      if state ~= nil then
+        if decoded_count >= DECODED_MAX then
+          DECODED, DECODED_FP, decoded_count, known = {}, {}, 0, nil
+        end
+        if known == nil then
+          known = {}
+          DECODED[fields] = known
+        end
+        known[value] = state
+        DECODED_FP[value] = fingerprint
+        decoded_count = decoded_count + 1
+        return state, fingerprint
       end
     end
   end
