@@ -356,10 +356,20 @@ class LuaLibrariesIT {
 
     @Test
     void parametersAreParsedOncePerVersionAndAParsedVersionAnswersAsParsingAgain() {
-        // sluice.params keeps alg.parse(words) by version; past its bound it starts again empty. Within one call
-        // (EVAL keeps nothing between calls; FunctionLibraryIT runs it across FCALLs): the same words give the same
-        // table without parsing again, and after 300 other versions the first still parses to the same values.
+        // sluice.params keeps alg.parse(words) by version where the helpers outlive the call (sluice.keeps: the
+        // functions library), and past its bound starts again empty. Within one call marked so (FunctionLibraryIT
+        // runs it across FCALLs): the same words give the same table without parsing again, and after 300 other
+        // versions the first still parses to the same values. Unmarked (EVALSHA), it parses every time.
+        List<?> unmarked = eval("""
+                local parses = 0
+                local alg = { parse = function(w) parses = parses + 1; return { first = w[1] } end }
+                local p1 = sluice.params(alg, "3 1000000 epoch 0")
+                local p2 = sluice.params(alg, "3 1000000 epoch 0")
+                return { tostring(rawequal(p1, p2)), tostring(parses), p2.first }
+                """, List.of());
+        assertThat(List.copyOf(unmarked)).isEqualTo(List.of("false", "2", "3"));
         List<?> out = eval("""
+                sluice.keeps = true
                 local parses = 0
                 local alg = { parse = function(w) parses = parses + 1; return { first = w[1], words = #w } end }
                 local p1 = sluice.params(alg, "3 1000000 epoch 0")
@@ -375,6 +385,33 @@ class LuaLibrariesIT {
         // 1 parse for the two first asks, 300 for the others, 1 more for the first version once the bound (256) has
         // emptied the table; "300 1000000" was parsed after the reset, so it is still there.
         assertThat(List.copyOf(out)).isEqualTo(List.of("true", "1", "3", "4", "302", "3 4", "2"));
+    }
+
+    @Test
+    void aKeptDecodedStateIsTheStateDecodingAgainGives() {
+        // Where the helpers outlive the call (sluice.keeps), decode_state keeps the states of two or three integers
+        // by fields and value: the same value gives the same table and fingerprint, with the values a fresh decode
+        // (sluice.keeps false, as under EVALSHA) gives; past 256 values it starts again empty and still decodes right.
+        List<?> out = eval("""
+                local fields = { { "tokens", "int" }, { "lastRefill", "int" }, { "roundingError", "int" } }
+                local value = "SBFUyk|lfln|hefg8lbguu|-52vc"
+                local fresh, fresh_fp = sluice.decode_state(value, fields)
+                local again = sluice.decode_state(value, fields)
+                sluice.keeps = true
+                local a, fa = sluice.decode_state(value, fields)
+                local b, fb = sluice.decode_state(value, fields)
+                for i = 1, 300 do sluice.decode_state("SBFUyk|" .. i .. "|1|2", fields) end
+                local c, fc = sluice.decode_state(value, fields)
+                return { tostring(rawequal(fresh, again)), tostring(rawequal(a, b)), fa, fb, fc, fresh_fp,
+                         sluice.fmt_int(b.tokens), sluice.fmt_int(b.lastRefill), sluice.fmt_int(b.roundingError),
+                         sluice.fmt_int(c.tokens), sluice.fmt_int(c.lastRefill), sluice.fmt_int(c.roundingError),
+                         sluice.fmt_int(fresh.roundingError) }
+                """, List.of());
+        String tokens = Long.toString(Long.parseLong("lfln", 36));
+        String lastRefill = Long.toString(Long.parseLong("hefg8lbguu", 36));
+        String roundingError = Long.toString(Long.parseLong("-52vc", 36));
+        assertThat(List.copyOf(out)).isEqualTo(List.of("false", "true", "SBFUyk", "SBFUyk", "SBFUyk", "SBFUyk",
+                tokens, lastRefill, roundingError, tokens, lastRefill, roundingError, roundingError));
     }
 
     @Test

@@ -50,8 +50,13 @@
 local sluice = { FOREVER = false, algorithm = false, arg_int = false, words = false, fmt_int = false,
                  floor_div = false, ceil_div = false, allow = false, reject = false,
                  decode_state = false, get_value = false, load_value = false, server_now = false, settle = false,
-                 call_time = false, params = false }
+                 call_time = false, params = false, keeps = false }
 local ALG = {}
+
+-- Whether the helpers' tables outlive the call: false in a script (EVALSHA runs this chunk on every call); the
+-- functions library's wrapper (SluiceScript.functionLibrary) sets it once it has built the helpers, which it keeps.
+-- sluice.params and decode_state keep what they computed only then.
+sluice.keeps = false
 
 -- Java's Long.MAX_VALUE ("unbounded": an unbounded maxWait, a retry-after no waiting satisfies) is math.huge
 -- in Lua, both ways.

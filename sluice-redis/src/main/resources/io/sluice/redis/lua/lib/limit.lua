@@ -35,27 +35,33 @@ function sluice.settle(alg, p, fingerprint, state, stored, exists, known, now)
 end
 
 -- The parsed parameters of each limit version a call has named: PARSED[module][words] = alg.parse(words). In a
--- functions library (FCALL) this file runs once per server, so a version's words are parsed once, not on every
--- call (a token-bucket limit's words cost about 20,000 instructions to split and parse: a tenth of a decision);
--- with EVALSHA the table lives one call, as everything does. This is the only thing the library keeps between
--- calls besides its code, and it is a pure function of the call's own arguments: the same words always parse to
--- the same parameters, so a cached entry answers exactly what parsing again would (no port writes to its
--- parameters outside parse; LuaLibrariesIT checks both answers alike). Bounded: past PARSED_MAX entries (a
--- calendar_window's words change with every window) it starts again empty, so memory stays small whatever the
--- clients send.
-local PARSED, parsed_count, PARSED_MAX = {}, 0, 256
+-- functions library (FCALL, sluice.keeps) this file runs once per server, so a version's words are parsed once,
+-- not on every call (a token-bucket limit's words cost about 20,000 instructions to split and parse); with
+-- EVALSHA nothing outlives the call, so there it parses and keeps nothing (a cache would only cost). Besides the
+-- code, this and decode_state's states are all the library keeps between calls, and both are pure functions of
+-- what the call itself reads: the same words always parse to the same parameters, so a kept entry answers exactly
+-- what parsing again would (no port writes to its parameters outside parse; LuaLibrariesIT checks both alike).
+-- Bounded: past PARSED_MAX entries (a calendar_window's words change with every window) it starts again empty, so
+-- memory stays small whatever the clients send.
+local PARSED, parsed_count, PARSED_MAX = nil, 0, 256
 
 --- alg.parse of the parameter words (a string, as sent in ARGV), parsed once per version (see PARSED).
 function sluice.params(alg, words)
-  local versions = PARSED[alg]
-  if versions ~= nil then
-    local p = versions[words]
-    if p ~= nil then
-      return p
+  if not sluice.keeps then
+    return alg.parse(sluice.words(words))
+  end
+  local versions = nil
+  if PARSED ~= nil then
+    versions = PARSED[alg]
+    if versions ~= nil then
+      local p = versions[words]
+      if p ~= nil then
+        return p
+      end
     end
   end
   local p = alg.parse(sluice.words(words))
-  if parsed_count >= PARSED_MAX then
+  if PARSED == nil or parsed_count >= PARSED_MAX then
     PARSED, parsed_count, versions = {}, 0, nil
   end
   if versions == nil then

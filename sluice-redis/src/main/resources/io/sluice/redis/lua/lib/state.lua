@@ -48,21 +48,26 @@ local INTS_3 = "^([^|]*)|(%-?)([0-9a-z]+)|(%-?)([0-9a-z]+)|(%-?)([0-9a-z]+)$"
 
 -- The states of two or three integers decoded lately: DECODED[fields][value] = state, DECODED_FP[value] = its
 -- fingerprint. A hot key's rejections write nothing, so call after call reads the very value the last one read;
--- in a functions library (FCALL) this table outlives the call, so such a call reads its state without splitting
--- and converting it again. Safe to share because no port ever writes to a state table (a changed state is a new
--- table: the dispatcher knows what to write by identity), and a value always decodes to the same fields;
--- bounded like sluice.params (it starts again empty past DECODED_MAX values). With EVALSHA it lives one call.
-local DECODED, DECODED_FP, decoded_count, DECODED_MAX = {}, {}, 0, 256
+-- in a functions library (FCALL, sluice.keeps) these tables outlive the call, so such a call reads its state
+-- without splitting and converting it again. Safe to share because no port ever writes to a state table (a
+-- changed state is a new table: the dispatcher knows what to write by identity), and a value always decodes to
+-- the same fields; bounded like sluice.params (it starts again empty past DECODED_MAX values). With EVALSHA
+-- nothing outlives the call, so nothing is kept.
+local DECODED, DECODED_FP, decoded_count, DECODED_MAX = nil, nil, 0, 256
 
 --- Reads encode_state: the state (nil when the value has another number of fields: a State record that
 --- gained or lost a component) and the fingerprint it was written under.
 function sluice.decode_state(value, fields)
   local n = #fields
-  local known = DECODED[fields]
-  if known ~= nil then
-    local state = known[value]
-    if state ~= nil then
-      return state, DECODED_FP[value]
+  local keeps = sluice.keeps
+  local known = nil
+  if keeps and DECODED ~= nil then
+    known = DECODED[fields]
+    if known ~= nil then
+      local state = known[value]
+      if state ~= nil then
+        return state, DECODED_FP[value]
+      end
     end
   end
   if n == 2 or n == 3 then
@@ -86,8 +91,10 @@ function sluice.decode_state(value, fields)
           state = { [f1[1]] = b36_value(s1, d1), [f2[1]] = b36_value(s2, d2), [f3[1]] = b36_value(s3, d3) }
         end
       end
-      if state ~= nil then
-        if decoded_count >= DECODED_MAX then
+      if state ~= nil and not keeps then
+        return state, fingerprint
+      elseif state ~= nil then
+        if DECODED == nil or decoded_count >= DECODED_MAX then
           DECODED, DECODED_FP, decoded_count, known = {}, {}, 0, nil
         end
         if known == nil then
