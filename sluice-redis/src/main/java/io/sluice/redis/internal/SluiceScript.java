@@ -207,7 +207,9 @@ public final class SluiceScript {
      * ({@link io.sluice.redis.Scripting}). The libraries and the loader run inside {@code build()} on the first call,
      * since Redis 7.0 forbids {@code math} and {@code setmetatable} while a library loads; the top-level locals the
      * dispatcher uses ({@link #keptLocals}) then stay in the library's locals, so later calls build no helper and no
-     * module again (which is why no module may keep a call's data in its upvalues). The
+     * module again (which is why no module may keep a call's data in its upvalues; the wrapper sets
+     * {@code sluice.keeps} so the helpers may keep what is a pure function of a call's arguments: parsed parameters,
+     * decoded states). The
      * dispatcher is the function's body, unchanged. A second function, {@link #pingFunction()}, only answers 1: the
      * store calls it once when it connects, to learn whether its user may {@code FCALL}. Redis reports an error line
      * of the library as {@code user_function:N}; {@link #explain} maps it back to a file.
@@ -243,7 +245,12 @@ public final class SluiceScript {
                 topLevel.append(part(p.path()));
             }
         }
-        String kept = String.join(", ", keptLocals(topLevel.toString(), body));
+        List<String> keptLocals = keptLocals(topLevel.toString(), body);
+        if (!keptLocals.contains("sluice")) {
+            // The wrapper marks the helpers as kept (sluice.keeps), which only the dispatcher's sluice can carry.
+            throw new IllegalStateException("the dispatcher " + dispatcher.path() + " does not use sluice");
+        }
+        String kept = String.join(", ", keptLocals);
         return "#!lua name=" + name + "\n"
                 + "local function build()\n"
                 + before
@@ -251,7 +258,7 @@ public final class SluiceScript {
                 + "end\n"
                 + "local built, " + kept + " = false\n"
                 + "redis.register_function(\"" + name + "\", function(KEYS, ARGV)\n"
-                + "if not built then " + kept + " = build(); built = true end\n"
+                + "if not built then " + kept + " = build(); sluice.keeps = true; built = true end\n"
                 + body
                 + "end)\n"
                 + "redis.register_function{function_name = \"" + name + "_ping\", callback = function() return 1 end,"

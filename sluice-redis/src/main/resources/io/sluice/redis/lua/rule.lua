@@ -126,17 +126,19 @@ if last_version_arg >= 8 + 3 * n then
   end
 end
 
--- One limit with its state at now (sluice.settle: migrated, dropped or expired as its version says). "dirty"
+-- Each limit with its state at now (sluice.settle: migrated, dropped or expired as its version says). "dirty"
 -- marks a migrated or dropped state, which is written back even when the request changes nothing; "write"
 -- marks a limit some request wrote (to store at the end), "written" one the previous request of a batch wrote.
-local function open(i)
+-- (A loop, not a function: a function statement allocates a closure on every call.)
+local limits = {}
+for i = 1, n do
   local name = ARGV[5 + 3 * i]
   local alg = sluice.algorithm(name)
   if alg == nil then
     error("sluice: algorithm " .. tostring(name) .. " has no Redis script")
   end
   local fingerprint = ARGV[6 + 3 * i]
-  local limit = { key = KEYS[i], alg = alg, p = alg.parse(sluice.words(ARGV[7 + 3 * i])), fingerprint = fingerprint,
+  local limit = { key = KEYS[i], alg = alg, p = sluice.params(alg, ARGV[7 + 3 * i]), fingerprint = fingerprint,
                   state = nil, dirty = false, write = false, written = false }
   local state, stored, exists
   if alg.load then
@@ -146,12 +148,7 @@ local function open(i)
   end
   limit.state, limit.dirty = sluice.settle(alg, limit.p, fingerprint, state, stored, exists,
     known ~= nil and known[i] or nil, now)
-  return limit
-end
-
-local limits = {}
-for i = 1, n do
-  limits[i] = open(i)
+  limits[i] = limit
 end
 
 -- The lockout (lockout.lua), read after the limits; single form only (the client sends none in a batch). A
@@ -248,10 +245,8 @@ local function decide(op, amount, max_wait_arg)
   if shadow_decider > 0 then
     shadow_retry = steps[shadow_decider].retryAfterMicros
   end
-  -- Whether limit i's steps count in the decision: the enforced ones, or every one when all are shadow limits.
-  local function counts(i)
-    return not (shadow and shadow[i]) or enforced == 0
-  end
+  -- Whether limit i's steps count in the decision: the enforced ones, or every one when all are shadow limits
+  -- (written out in the two loops below, not as a function: a closure per call).
 
   for i = 1, n do
     local limit = limits[i]
@@ -300,7 +295,7 @@ local function decide(op, amount, max_wait_arg)
     local tightest, wait, reset, lease = 0, 0, 0, -1
     for i = 1, n do
       local s = steps[i]
-      if counts(i) then
+      if not (shadow and shadow[i]) or enforced == 0 then
         if tightest == 0 or s.remaining < steps[tightest].remaining then
           tightest = i
         end
@@ -325,7 +320,7 @@ local function decide(op, amount, max_wait_arg)
   local decider, remaining, reset = 0, math.huge, 0
   for i = 1, n do
     local s = steps[i]
-    if counts(i) then
+    if not (shadow and shadow[i]) or enforced == 0 then
       if s.remaining < remaining then
         remaining = s.remaining
       end

@@ -53,7 +53,7 @@ local function open(i)
     error("sluice: algorithm " .. tostring(name) .. " cannot be synced")
   end
   local fingerprint = ARGV[4 * i]
-  local limit = { key = KEYS[i], alg = alg, p = alg.parse(sluice.words(ARGV[4 * i + 1])), fingerprint = fingerprint }
+  local limit = { key = KEYS[i], alg = alg, p = sluice.params(alg, ARGV[4 * i + 1]), fingerprint = fingerprint }
   local state, stored, exists = sluice.load_value(limit.key, alg.fields)
   limit.state, limit.dirty = sluice.settle(alg, limit.p, fingerprint, state, stored, exists, known[i], now)
   -- The limit's name as its state key ends: escaped, so it holds no ':' (KeyLayout).

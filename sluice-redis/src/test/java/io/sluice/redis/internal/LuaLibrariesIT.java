@@ -313,6 +313,108 @@ class LuaLibrariesIT {
     }
 
     @Test
+    void integerStatesAreEncodedInOnePassAsFmtB36WritesEachField() {
+        // encode_state writes states of integer fields below 2^53 in one pass into a scratch table it reuses; other
+        // states (a field at or past 2^53, Long.MAX_VALUE, a double) take the field-by-field way. One call encodes
+        // every vector in turn, long states after short ones and back, so stale codes in the scratch would show.
+        List<long[]> vectors = new ArrayList<>(List.of(new long[] {0, 0, 0}, new long[] {-1, 35, 36},
+                new long[] {TWO_53 - 1, -(TWO_53 - 1), 1}, new long[] {TWO_53, 1, 2}, new long[] {1, -TWO_53, 3},
+                new long[] {Long.MAX_VALUE, 0, 1_767_225_600_000_000L}, new long[] {7, 8, 9}));
+        for (int i = 0; i < 1000; i++) {
+            long[] v = new long[3];
+            for (int j = 0; j < 3; j++) {
+                long x = anyUpTo(TWO_53 - 1);
+                v[j] = random.nextInt(4) == 0 ? -x : x;
+            }
+            vectors.add(v);
+        }
+        List<String> args = new ArrayList<>();
+        for (long[] v : vectors) {
+            for (long x : v) {
+                args.add(Long.toString(x));
+            }
+        }
+        List<?> out = eval("""
+                local fields = { { "tokens", "int" }, { "lastRefill", "int" }, { "roundingError", "int" } }
+                local two = { { "allowAt", "int" }, { "burstOffset", "int" } }
+                local out = {}
+                for i = 1, #ARGV, 3 do
+                  local a, b, c = sluice.arg_int(ARGV[i]), sluice.arg_int(ARGV[i + 1]), sluice.arg_int(ARGV[i + 2])
+                  out[#out + 1] = sluice.encode_state({ tokens = a, lastRefill = b, roundingError = c }, fields, "sCp3P_")
+                  out[#out + 1] = sluice.encode_state({ allowAt = c, burstOffset = a }, two, "eDnsKM")
+                end
+                return out
+                """, args);
+        for (int i = 0; i < vectors.size(); i++) {
+            long[] v = vectors.get(i);
+            assertThat(out.get(2 * i)).as("three fields %d %d %d", v[0], v[1], v[2]).isEqualTo("sCp3P_|"
+                    + Long.toString(v[0], 36) + "|" + Long.toString(v[1], 36) + "|" + Long.toString(v[2], 36));
+            assertThat(out.get(2 * i + 1)).as("two fields %d %d", v[2], v[0])
+                    .isEqualTo("eDnsKM|" + Long.toString(v[2], 36) + "|" + Long.toString(v[0], 36));
+        }
+    }
+
+    @Test
+    void parametersAreParsedOncePerVersionAndAParsedVersionAnswersAsParsingAgain() {
+        // sluice.params keeps alg.parse(words) by version where the helpers outlive the call (sluice.keeps: the
+        // functions library), and past its bound starts again empty. Within one call marked so (FunctionLibraryIT
+        // runs it across FCALLs): the same words give the same table without parsing again, and after 300 other
+        // versions the first still parses to the same values. Unmarked (EVALSHA), it parses every time.
+        List<?> unmarked = eval("""
+                local parses = 0
+                local alg = { parse = function(w) parses = parses + 1; return { first = w[1] } end }
+                local p1 = sluice.params(alg, "3 1000000 epoch 0")
+                local p2 = sluice.params(alg, "3 1000000 epoch 0")
+                return { tostring(rawequal(p1, p2)), tostring(parses), p2.first }
+                """, List.of());
+        assertThat(List.copyOf(unmarked)).isEqualTo(List.of("false", "2", "3"));
+        List<?> out = eval("""
+                sluice.keeps = true
+                local parses = 0
+                local alg = { parse = function(w) parses = parses + 1; return { first = w[1], words = #w } end }
+                local p1 = sluice.params(alg, "3 1000000 epoch 0")
+                local p2 = sluice.params(alg, "3 1000000 epoch 0")
+                local out = { tostring(rawequal(p1, p2)), tostring(parses), p1.first, tostring(p1.words) }
+                for i = 1, 300 do sluice.params(alg, i .. " 1000000") end
+                local p3 = sluice.params(alg, "3 1000000 epoch 0")
+                out[#out + 1] = tostring(parses)
+                out[#out + 1] = p3.first .. " " .. tostring(p3.words)
+                out[#out + 1] = tostring(sluice.params(alg, "300 1000000").words)
+                return out
+                """, List.of());
+        // 1 parse for the two first asks, 300 for the others, 1 more for the first version once the bound (256) has
+        // emptied the table; "300 1000000" was parsed after the reset, so it is still there.
+        assertThat(List.copyOf(out)).isEqualTo(List.of("true", "1", "3", "4", "302", "3 4", "2"));
+    }
+
+    @Test
+    void aKeptDecodedStateIsTheStateDecodingAgainGives() {
+        // Where the helpers outlive the call (sluice.keeps), decode_state keeps the states of two or three integers
+        // by fields and value: the same value gives the same table and fingerprint, with the values a fresh decode
+        // (sluice.keeps false, as under EVALSHA) gives; past 256 values it starts again empty and still decodes right.
+        List<?> out = eval("""
+                local fields = { { "tokens", "int" }, { "lastRefill", "int" }, { "roundingError", "int" } }
+                local value = "SBFUyk|lfln|hefg8lbguu|-52vc"
+                local fresh, fresh_fp = sluice.decode_state(value, fields)
+                local again = sluice.decode_state(value, fields)
+                sluice.keeps = true
+                local a, fa = sluice.decode_state(value, fields)
+                local b, fb = sluice.decode_state(value, fields)
+                for i = 1, 300 do sluice.decode_state("SBFUyk|" .. i .. "|1|2", fields) end
+                local c, fc = sluice.decode_state(value, fields)
+                return { tostring(rawequal(fresh, again)), tostring(rawequal(a, b)), fa, fb, fc, fresh_fp,
+                         sluice.fmt_int(b.tokens), sluice.fmt_int(b.lastRefill), sluice.fmt_int(b.roundingError),
+                         sluice.fmt_int(c.tokens), sluice.fmt_int(c.lastRefill), sluice.fmt_int(c.roundingError),
+                         sluice.fmt_int(fresh.roundingError) }
+                """, List.of());
+        String tokens = Long.toString(Long.parseLong("lfln", 36));
+        String lastRefill = Long.toString(Long.parseLong("hefg8lbguu", 36));
+        String roundingError = Long.toString(Long.parseLong("-52vc", 36));
+        assertThat(List.copyOf(out)).isEqualTo(List.of("false", "true", "SBFUyk", "SBFUyk", "SBFUyk", "SBFUyk",
+                tokens, lastRefill, roundingError, tokens, lastRefill, roundingError, roundingError));
+    }
+
+    @Test
     void timePlusIsExactUpToTwoToThe53AndStaysAboveItPastThat() {
         long longest = 31_622_400_000_000L;
         List<long[]> vectors = new ArrayList<>(List.of(new long[] {TWO_53 - 1, 2}, new long[] {TWO_53 - 1, 1},

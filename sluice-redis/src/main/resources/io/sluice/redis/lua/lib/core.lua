@@ -10,7 +10,7 @@
 --   verdict.lua        allow, reject (Java's Step.allow / Step.reject)
 --   state.lua          reading a stored state: decode_state, get_value, load_value
 --   clock.lua          server_now, call_time: the instant a call decides at
---   limit.lua          settle: a limit's state as its current version reads it
+--   limit.lua          settle, params: a limit's state as its current version reads it, its parsed parameters
 -- and, built on first use (below), the groups most calls never need:
 --   arith_sat.lua      floor_mod, add_sat, mul_sat, time_plus (Arith's saturating sums and products)
 --   arith_mul_div.lua  mul_div_floor, mul_div_ceil (Arith.mulDivFloor / mulDivCeil)
@@ -50,8 +50,13 @@
 local sluice = { FOREVER = false, algorithm = false, arg_int = false, words = false, fmt_int = false,
                  floor_div = false, ceil_div = false, allow = false, reject = false,
                  decode_state = false, get_value = false, load_value = false, server_now = false, settle = false,
-                 call_time = false }
+                 call_time = false, params = false, keeps = false }
 local ALG = {}
+
+-- Whether the helpers' tables outlive the call: false in a script (EVALSHA runs this chunk on every call); the
+-- functions library's wrapper (SluiceScript.functionLibrary) sets it once it has built the helpers, which it keeps.
+-- sluice.params and decode_state keep what they computed only then.
+sluice.keeps = false
 
 -- Java's Long.MAX_VALUE ("unbounded": an unbounded maxWait, a retry-after no waiting satisfies) is math.huge
 -- in Lua, both ways.

@@ -19,7 +19,7 @@ function sluice.settle(alg, p, fingerprint, state, stored, exists, known, now)
     if words == nil then
       state = nil
     else
-      local previous = alg.parse(sluice.words(words))
+      local previous = sluice.params(alg, words)
       if now >= alg.expiresAt(state, previous) then
         state = nil
       else
@@ -32,4 +32,43 @@ function sluice.settle(alg, p, fingerprint, state, stored, exists, known, now)
     state = nil
   end
   return state, dirty
+end
+
+-- The parsed parameters of each limit version a call has named: PARSED[module][words] = alg.parse(words). In a
+-- functions library (FCALL, sluice.keeps) this file runs once per server, so a version's words are parsed once,
+-- not on every call (a token-bucket limit's words cost about 20,000 instructions to split and parse); with
+-- EVALSHA nothing outlives the call, so there it parses and keeps nothing (a cache would only cost). Besides the
+-- code, this and decode_state's states are all the library keeps between calls, and both are pure functions of
+-- what the call itself reads: the same words always parse to the same parameters, so a kept entry answers exactly
+-- what parsing again would (no port writes to its parameters outside parse; LuaLibrariesIT checks both alike).
+-- Bounded: past PARSED_MAX entries (a calendar_window's words change with every window) it starts again empty, so
+-- memory stays small whatever the clients send.
+local PARSED, parsed_count, PARSED_MAX = nil, 0, 256
+
+--- alg.parse of the parameter words (a string, as sent in ARGV), parsed once per version (see PARSED).
+function sluice.params(alg, words)
+  if not sluice.keeps then
+    return alg.parse(sluice.words(words))
+  end
+  local versions = nil
+  if PARSED ~= nil then
+    versions = PARSED[alg]
+    if versions ~= nil then
+      local p = versions[words]
+      if p ~= nil then
+        return p
+      end
+    end
+  end
+  local p = alg.parse(sluice.words(words))
+  if PARSED == nil or parsed_count >= PARSED_MAX then
+    PARSED, parsed_count, versions = {}, 0, nil
+  end
+  if versions == nil then
+    versions = {}
+    PARSED[alg] = versions
+  end
+  versions[words] = p
+  parsed_count = parsed_count + 1
+  return p
 end

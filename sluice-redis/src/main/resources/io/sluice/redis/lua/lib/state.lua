@@ -46,10 +46,30 @@ end
 local INTS_2 = "^([^|]*)|(%-?)([0-9a-z]+)|(%-?)([0-9a-z]+)$"
 local INTS_3 = "^([^|]*)|(%-?)([0-9a-z]+)|(%-?)([0-9a-z]+)|(%-?)([0-9a-z]+)$"
 
+-- The states of two or three integers decoded lately: DECODED[fields][value] = state, DECODED_FP[value] = its
+-- fingerprint. A hot key's rejections write nothing, so call after call reads the very value the last one read;
+-- in a functions library (FCALL, sluice.keeps) these tables outlive the call, so such a call reads its state
+-- without splitting and converting it again. Safe to share because no port ever writes to a state table (a
+-- changed state is a new table: the dispatcher knows what to write by identity), and a value always decodes to
+-- the same fields; bounded like sluice.params (it starts again empty past DECODED_MAX values). With EVALSHA
+-- nothing outlives the call, so nothing is kept.
+local DECODED, DECODED_FP, decoded_count, DECODED_MAX = nil, nil, 0, 256
+
 --- Reads encode_state: the state (nil when the value has another number of fields: a State record that
 --- gained or lost a component) and the fingerprint it was written under.
 function sluice.decode_state(value, fields)
   local n = #fields
+  local keeps = sluice.keeps
+  local known = nil
+  if keeps and DECODED ~= nil then
+    known = DECODED[fields]
+    if known ~= nil then
+      local state = known[value]
+      if state ~= nil then
+        return state, DECODED_FP[value]
+      end
+    end
+  end
   if n == 2 or n == 3 then
     -- Two or three integer fields (fixed_window, gcra, token_bucket and others: most decisions): one match
     -- splits the value and checks each field's sign and digits, so arg_b36's own match is not needed, and the
@@ -57,17 +77,34 @@ function sluice.decode_state(value, fields)
     -- value of another number of fields (dropped) from a malformed one (an error).
     local f1, f2, f3 = fields[1], fields[2], fields[3]
     if f1[2] == "int" and f2[2] == "int" then
+      local state, fingerprint = nil, nil
       if n == 2 then
-        local fingerprint, s1, d1, s2, d2 = string.match(value, INTS_2)
+        local s1, d1, s2, d2
+        fingerprint, s1, d1, s2, d2 = string.match(value, INTS_2)
         if fingerprint ~= nil then
-          return { [f1[1]] = b36_value(s1, d1), [f2[1]] = b36_value(s2, d2) }, fingerprint
+          state = { [f1[1]] = b36_value(s1, d1), [f2[1]] = b36_value(s2, d2) }
         end
       elseif f3[2] == "int" then
-        local fingerprint, s1, d1, s2, d2, s3, d3 = string.match(value, INTS_3)
+        local s1, d1, s2, d2, s3, d3
+        fingerprint, s1, d1, s2, d2, s3, d3 = string.match(value, INTS_3)
         if fingerprint ~= nil then
-          return { [f1[1]] = b36_value(s1, d1), [f2[1]] = b36_value(s2, d2), [f3[1]] = b36_value(s3, d3) },
-              fingerprint
+          state = { [f1[1]] = b36_value(s1, d1), [f2[1]] = b36_value(s2, d2), [f3[1]] = b36_value(s3, d3) }
         end
+      end
+      if state ~= nil and not keeps then
+        return state, fingerprint
+      elseif state ~= nil then
+        if DECODED == nil or decoded_count >= DECODED_MAX then
+          DECODED, DECODED_FP, decoded_count, known = {}, {}, 0, nil
+        end
+        if known == nil then
+          known = {}
+          DECODED[fields] = known
+        end
+        known[value] = state
+        DECODED_FP[value] = fingerprint
+        decoded_count = decoded_count + 1
+        return state, fingerprint
       end
     end
   end
@@ -79,14 +116,17 @@ end
 --- it explicitly. Shared by load_value and the modules with their own load (sliding_log).
 function sluice.get_value(key)
   local value = redis.pcall("GET", key)
-  if type(value) == "table" and value.err then
-    if string.find(value.err, "WRONGTYPE", 1, true) then
-      return nil, true
-    end
-    error(value.err)
-  end
   if not value then
     return nil, false
+  end
+  -- pcall answers a string, false, or an error table { err = ... }. A string's field reads as nil (its metatable's
+  -- __index is the string library, which has no "err"): no call into C (type) on every load.
+  local err = value.err
+  if err then
+    if string.find(err, "WRONGTYPE", 1, true) then
+      return nil, true
+    end
+    error(err)
   end
   return value, true
 end
