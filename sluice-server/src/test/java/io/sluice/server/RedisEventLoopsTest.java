@@ -26,9 +26,10 @@ class RedisEventLoopsTest {
         EmbeddedChannel channel = new EmbeddedChannel();
         new RedisEventLoops.ConsolidatedFlushes().afterChannelInitialized(channel);
         // As Lettuce writes commands: each one written and flushed, while no read is in progress on the channel.
-        channel.writeAndFlush("FCALL 1");
-        channel.writeAndFlush("FCALL 2");
-        channel.writeAndFlush("FCALL 3");
+        // Through the pipeline: the embedded channel's own writeAndFlush would run the loop's tasks at once.
+        channel.pipeline().writeAndFlush("FCALL 1");
+        channel.pipeline().writeAndFlush("FCALL 2");
+        channel.pipeline().writeAndFlush("FCALL 3");
         assertThat(channel.outboundMessages()).as("nothing flushed while the turn lasts").isEmpty();
         // The loop's turn ends: the one scheduled flush runs and sends the three.
         channel.runPendingTasks();
@@ -41,7 +42,7 @@ class RedisEventLoopsTest {
         EmbeddedChannel channel = new EmbeddedChannel();
         new RedisEventLoops.ConsolidatedFlushes().afterChannelInitialized(channel);
         for (int i = 0; i < RedisEventLoops.MAX_COMMANDS_PER_FLUSH; i++) {
-            channel.writeAndFlush("FCALL " + i);
+            channel.pipeline().writeAndFlush("FCALL " + i);
         }
         // The last flush of a full batch goes out at once, without waiting for the end of the turn.
         assertThat(channel.outboundMessages()).hasSize(RedisEventLoops.MAX_COMMANDS_PER_FLUSH);
