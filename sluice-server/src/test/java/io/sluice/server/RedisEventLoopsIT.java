@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * The server's Redis store on {@link RedisEventLoops} against a real redis-server: its replies are handled on
  * Armeria's event loops (no Lettuce I/O thread of its own), many commands written within one turn of a loop
  * (their flushes consolidated) are each answered in order, and closing the resources leaves Armeria's loops
- * running. {@code RedisEventLoopsTest} shows the consolidation itself.
+ * running. The consolidation's effect on Redis's reads is measured in docs/benchmarks-by-hand.md.
  */
 class RedisEventLoopsIT {
 
