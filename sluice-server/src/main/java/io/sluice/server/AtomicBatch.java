@@ -105,11 +105,11 @@ final class AtomicBatch {
         ResponseHeadersBuilder headers = ResponseHeaders.builder(HttpStatus.OK).contentType(MediaType.JSON_UTF_8);
         String policy = decider(checks, d).bound().policyField();
         if (policy != null) {
-            headers.add("ratelimit-policy", policy);
+            headers.add(HttpResponses.RATELIMIT_POLICY, policy);
         }
-        headers.add("ratelimit", RateLimitFields.rateLimitField(d, limits));
+        headers.add(HttpResponses.RATELIMIT, RateLimitFields.rateLimitField(d, limits));
         if (!d.allowed() && d.retryAfterMicros() != Long.MAX_VALUE) {
-            headers.add("retry-after", String.valueOf(d.retryAfterSeconds()));
+            headers.add(HttpResponses.RETRY_AFTER, String.valueOf(d.retryAfterSeconds()));
         }
         return HttpResponse.of(headers.build(), HttpData.ofUtf8(s.toString()));
     }

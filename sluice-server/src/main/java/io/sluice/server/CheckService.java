@@ -103,14 +103,20 @@ final class CheckService implements HttpService {
         if (atomic) {
             return atomicBatch.decide(checks, start, ctx);
         }
+        if (!batch) {
+            // One check: its outcome straight to the response, without a batch's list, array and joined future.
+            return decide(snapshot, checks.get(0)).thenApply(outcome -> {
+                metrics.latency(API, start);
+                return singleResponse(outcome);
+            });
+        }
         List<CompletableFuture<Outcome>> outcomes = new ArrayList<>(checks.size());
         for (CheckRequest.Check check : checks) {
             outcomes.add(decide(snapshot, check));
         }
         return CompletableFuture.allOf(outcomes.toArray(new CompletableFuture<?>[0])).handle((x, ignored) -> {
             metrics.latency(API, start);
-            List<Outcome> done = outcomes.stream().map(CompletableFuture::join).toList();
-            return batch ? batchResponse(done) : singleResponse(done.get(0));
+            return batchResponse(outcomes.stream().map(CompletableFuture::join).toList());
         });
     }
 
@@ -222,13 +228,13 @@ final class CheckService implements HttpService {
         ResponseHeadersBuilder headers = ResponseHeaders.builder(o.rejected() ? HttpStatus.TOO_MANY_REQUESTS
                 : HttpStatus.OK).contentType(MediaType.JSON_UTF_8);
         if (o.policyField() != null) {
-            headers.add("ratelimit-policy", o.policyField());
+            headers.add(HttpResponses.RATELIMIT_POLICY, o.policyField());
         }
         if (o.rateLimitField() != null) {
-            headers.add("ratelimit", o.rateLimitField());
+            headers.add(HttpResponses.RATELIMIT, o.rateLimitField());
         }
         if (o.rejected() && o.retryAfterSeconds() >= 0) {
-            headers.add("retry-after", String.valueOf(o.retryAfterSeconds()));
+            headers.add(HttpResponses.RETRY_AFTER, String.valueOf(o.retryAfterSeconds()));
         }
         return HttpResponse.of(headers.build(), HttpData.ofUtf8(o.json()));
     }

@@ -1,13 +1,23 @@
 package io.sluice.server;
 
 import com.linecorp.armeria.common.ContentTooLargeException;
+import com.linecorp.armeria.common.HttpHeaderNames;
 import com.linecorp.armeria.common.HttpResponse;
 import com.linecorp.armeria.common.HttpStatus;
 import com.linecorp.armeria.common.MediaType;
+import io.netty.util.AsciiString;
 import java.util.concurrent.CompletionException;
 
 /** JSON error responses, the same shape everywhere: <code>{"error": "what went wrong"}</code>. */
 final class HttpResponses {
+
+    /**
+     * The names of the IETF rate-limit header fields and {@code Retry-After}, made once: a name given as a
+     * {@code String} is converted and looked up again for every response.
+     */
+    static final AsciiString RATELIMIT_POLICY = HttpHeaderNames.of("ratelimit-policy");
+    static final AsciiString RATELIMIT = HttpHeaderNames.of("ratelimit");
+    static final AsciiString RETRY_AFTER = HttpHeaderNames.RETRY_AFTER;
 
     private HttpResponses() {}
 

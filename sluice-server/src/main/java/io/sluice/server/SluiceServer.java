@@ -40,6 +40,8 @@ public final class SluiceServer implements AutoCloseable {
     private final Settings settings;
     private final Store store;
     private final boolean ownsStore;
+    /** The client resources of a Redis store this server opened, shut down after it; else null. */
+    private final RedisEventLoops redisLoops;
     private final ServerMetrics metrics;
     private final AtomicReference<RuleSet> rules;
     private final RuleReloader reloader;
@@ -48,12 +50,13 @@ public final class SluiceServer implements AutoCloseable {
 
     private volatile boolean started;
 
-    private SluiceServer(Settings settings, Store store, boolean ownsStore, ServerMetrics metrics,
-                         AtomicReference<RuleSet> rules, RuleReloader reloader, boolean clientClock,
-                         HotKeys hotKeys) {
+    private SluiceServer(Settings settings, Store store, boolean ownsStore, RedisEventLoops redisLoops,
+                         ServerMetrics metrics, AtomicReference<RuleSet> rules, RuleReloader reloader,
+                         boolean clientClock, HotKeys hotKeys) {
         this.settings = settings;
         this.store = store;
         this.ownsStore = ownsStore;
+        this.redisLoops = redisLoops;
         this.metrics = metrics;
         this.rules = rules;
         this.reloader = reloader;
@@ -188,9 +191,14 @@ public final class SluiceServer implements AutoCloseable {
         if (grpc != null) {
             stops.add(ServerStop.released(grpc));
         }
-        return CompletableFuture.allOf(stops.toArray(new CompletableFuture<?>[0])).whenComplete((x, e) -> {
+        // Closing the store waits for its Redis connection to close, and that connection runs on Armeria's event
+        // loops (RedisEventLoops): never wait for it on whichever thread completed the stop, which may be one.
+        return CompletableFuture.allOf(stops.toArray(new CompletableFuture<?>[0])).whenCompleteAsync((x, e) -> {
             if (ownsStore) {
                 store.close();
+            }
+            if (redisLoops != null) {
+                redisLoops.close();
             }
             metrics.close();
             if (started) {
@@ -456,11 +464,17 @@ public final class SluiceServer implements AutoCloseable {
             }
             boolean owns = store == null;
             ServerMetrics metrics = new ServerMetrics();
+            // A Redis store this server opens runs on the HTTP server's event loops (RedisEventLoops says why).
+            RedisEventLoops loops = owns && StoreFactory.isRedis(storeSpec)
+                    ? RedisEventLoops.create(redis.breakerPause()) : null;
             Store s;
             try {
                 s = owns ? StoreFactory.open(storeSpec, () -> new SluiceMetrics(metrics.registry()), redis,
-                        clientClock ? new RequestClock() : null) : store;
+                        clientClock ? new RequestClock() : null, loops == null ? null : loops.resources()) : store;
             } catch (RuntimeException e) {
+                if (loops != null) {
+                    loops.close();
+                }
                 metrics.close();
                 throw e;
             }
@@ -471,10 +485,13 @@ public final class SluiceServer implements AutoCloseable {
                 metrics.rulesLoaded(ruleCount(current.get()));
                 RuleReloader reloader = settings.rules().isEmpty() ? null
                         : new RuleReloader(settings.rules(), s, current, metrics, settings.reloadInterval());
-                return new SluiceServer(settings, s, owns, metrics, current, reloader, clientClock, hotKeys);
+                return new SluiceServer(settings, s, owns, loops, metrics, current, reloader, clientClock, hotKeys);
             } catch (IOException | RuntimeException e) {
                 if (owns) {
                     s.close();
+                }
+                if (loops != null) {
+                    loops.close();
                 }
                 metrics.close();
                 throw e;

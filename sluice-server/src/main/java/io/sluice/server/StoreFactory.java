@@ -136,6 +136,16 @@ public final class StoreFactory {
      */
     public static Store open(String spec, Supplier<? extends SluiceListener> redisListener, RedisTuning tuning,
                              io.sluice.Clock clock) {
+        return open(spec, redisListener, tuning, clock, null);
+    }
+
+    /**
+     * As {@link #open(String, Supplier, RedisTuning, io.sluice.Clock)}, a Redis store's client on
+     * {@code resources} when not null (the caller shuts them down after closing the store), else on resources
+     * of the store's own.
+     */
+    public static Store open(String spec, Supplier<? extends SluiceListener> redisListener, RedisTuning tuning,
+                             io.sluice.Clock clock, io.lettuce.core.resource.ClientResources resources) {
         if (spec.equals("memory")) {
             return clock == null ? Store.memory().build() : Store.memory().clock(clock).build();
         }
@@ -152,7 +162,7 @@ public final class StoreFactory {
                     : Store.memory().maxKeys(maxKeys).clock(clock).build();
         }
         String lower = spec.toLowerCase(java.util.Locale.ROOT);
-        if (lower.startsWith("redis://") || lower.startsWith("rediss://") || lower.startsWith("redis-sentinel://")) {
+        if (isRedis(spec)) {
             // Every server process pointed at the same Redis decides in it, which is how several share limits.
             // Two or more comma-separated seed URIs mean a Redis Cluster (as `sluice replay --store` reads them).
             boolean cluster = !lower.startsWith("redis-sentinel://") && spec.contains(",");
@@ -160,9 +170,18 @@ public final class StoreFactory {
                     .timeout(tuning.timeout()).circuitBreaker(tuning.breakerFailures(), tuning.breakerPause())
                     .prefix(tuning.prefix()).cacheDenials(tuning.cacheDenials()).scripting(tuning.scripting())
                     .listener(redisListener.get());
+            if (resources != null) {
+                redis.clientResources(resources);
+            }
             return (clock == null ? redis : redis.clock(clock)).build();
         }
         throw new IllegalArgumentException("--store must be memory, memory?max_keys=N or a redis://, rediss:// or redis-sentinel:// URI, was '" + spec + "'");
+    }
+
+    /** Whether {@code spec} names a Redis store (a {@code redis://}, {@code rediss://} or Sentinel URI). */
+    static boolean isRedis(String spec) {
+        String lower = spec.toLowerCase(java.util.Locale.ROOT);
+        return lower.startsWith("redis://") || lower.startsWith("rediss://") || lower.startsWith("redis-sentinel://");
     }
 
     /** The spec as logs and the startup banner show it: a Redis URI without its password. */

@@ -105,7 +105,11 @@ final class Ports {
      * normally back by the time the breaker probes; the floor keeps a dead server from being hammered.
      */
     static Duration reconnectCeiling(StoreSettings settings) {
-        Duration coolDown = settings.breakerCoolDown();
+        return reconnectCeiling(settings.breakerCoolDown());
+    }
+
+    /** {@link #reconnectCeiling(StoreSettings)} for a breaker that cools down for {@code coolDown}. */
+    static Duration reconnectCeiling(Duration coolDown) {
         return coolDown.compareTo(MIN_RECONNECT_CEILING) < 0 ? MIN_RECONNECT_CEILING
                 : coolDown.compareTo(MAX_RECONNECT_CEILING) > 0 ? MAX_RECONNECT_CEILING : coolDown;
     }
@@ -115,9 +119,12 @@ final class Ports {
      * off exponentially from 1 ms (1, 2, 4, ... ms) up to {@link #reconnectCeiling}.
      */
     static ClientResources newResources(StoreSettings settings) {
-        return DefaultClientResources.builder()
-                .reconnectDelay(Delay.exponential(Duration.ZERO, reconnectCeiling(settings), 2, TimeUnit.MILLISECONDS))
-                .build();
+        return DefaultClientResources.builder().reconnectDelay(reconnectDelay(settings.breakerCoolDown())).build();
+    }
+
+    /** The reconnect delay of {@link #newResources}: from 1 ms, doubling, up to {@link #reconnectCeiling}. */
+    static Delay reconnectDelay(Duration breakerCoolDown) {
+        return Delay.exponential(Duration.ZERO, reconnectCeiling(breakerCoolDown), 2, TimeUnit.MILLISECONDS);
     }
 
     /** One script call on either topology's async commands (standalone and cluster share the scripting API). */

@@ -81,6 +81,16 @@ public record StoreSettings(List<RedisURI> uris, boolean cluster, String prefix,
         }
     }
 
+    /**
+     * The reconnect delay a store's own client resources use for a breaker that cools down for
+     * {@code breakerCoolDown}: from 1 ms, doubling, up to the cool-down within [100 ms, 1 s]. For a caller that
+     * builds the client resources it gives the store (the server, which runs the store on its own event loops),
+     * so that its store reconnects as a store of its own resources would.
+     */
+    public static io.lettuce.core.resource.Delay reconnectDelay(Duration breakerCoolDown) {
+        return Ports.reconnectDelay(breakerCoolDown);
+    }
+
     /** @throws IllegalArgumentException unless failures in [1, 1000] and the cool-down in [1 ms, 1 h] */
     public static void checkBreaker(int failures, Duration coolDown) {
         if (failures < 1 || failures > 1000) {
