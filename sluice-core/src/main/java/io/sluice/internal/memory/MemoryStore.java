@@ -315,13 +315,7 @@ public final class MemoryStore implements Store {
                 }
             }
             if (!released) {
-                // Nothing released, but a key of another rule version moves to this one, as any decision moves
-                // it (a removed lockout's state is dropped; the Redis script writes migrated states back too).
-                if (current.rule() == compiled
-                        || holder.compareAndSet(current, Entry.of(compiled, states, compiled.expiresAt(states)))) {
-                    return false;
-                }
-                continue;
+                return false;
             }
             if (holder.compareAndSet(current, Entry.of(compiled, next, compiled.expiresAt(next)))) {
                 return true;

@@ -158,11 +158,15 @@ end
 -- The lockout (lockout.lua), read after the limits; single form only (the client sends none in a batch). A
 -- settlement never touches it: a refund does not undo the rejections it counted.
 local lock = nil
-if lockout_words == "drop" then
-  -- The rule had a lockout and has none now: a key decided without it forgets the lockout's state, as the
-  -- memory store drops its slot when it moves the key to the new rule version (LockoutEvaluator).
-  redis.call("DEL", KEYS[#KEYS])
+-- "|drop": the rule had a lockout and has none now. A key decided without it forgets the lockout's state, as the
+-- memory store drops its slot when it moves the key to the new rule version (LockoutEvaluator): on every call
+-- but a release, which moves the key only when it released something.
+local drop_lockout = lockout_words == "drop"
+if drop_lockout then
   lockout_words = nil
+  if op ~= "release" then
+    redis.call("DEL", KEYS[#KEYS])
+  end
 end
 if lockout_words and op ~= "settle" then
   if batch then
@@ -201,6 +205,9 @@ local function decide(op, amount, max_wait_arg)
     end
     if not released then
       return 0, 0, 0, 0, 0, 0, 0, -1, 0, 0
+    end
+    if drop_lockout then
+      redis.call("DEL", KEYS[#KEYS])
     end
     for i = 1, n do
       local limit = limits[i]
