@@ -116,7 +116,9 @@ class TierDomainIT {
             HttpResponse<String> batch = post(base + "/v1/check/batch", "{\"atomic\": true, \"checks\": ["
                     + body("tenant-acme", "initech", 1) + ", " + body("tenant-big-1", "initech", 1) + "]}");
             assertThat(batch.statusCode()).isEqualTo(200);
-            assertThat(batch.body()).contains("\"allowed\":true").contains("\"tier\":\"premium\"");
+            assertThat(batch.body()).as("both keys under premium (3), each with its own count in initech")
+                    .contains("\"allowed\":true,\"granted\":1,\"remaining\":2,")
+                    .contains("\"limit\":\"premium_per_hour\"");
 
             // The operator endpoints read and reset the state where the tier keeps it.
             JsonNode state = JSON.readTree(post(base + "/v1/admin/state",
