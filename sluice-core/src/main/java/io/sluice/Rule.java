@@ -41,13 +41,15 @@ public final class Rule {
     private final long maxPermits;
     /** The keys with their own limits, or none ({@link Tiers#NONE} for most rules). */
     private final Tiers tiers;
+    /** Tiers match the part of a key after this character's first occurrence; -1: the whole key (most rules). */
+    private final int tierKeysAfter;
 
     private Rule(String name, List<Limit> limits) {
-        this(name, limits, Mode.exact(), FailurePolicy.raise(), Set.of(), List.of(), false, null);
+        this(name, limits, Mode.exact(), FailurePolicy.raise(), Set.of(), List.of(), false, null, -1);
     }
 
     private Rule(String name, List<Limit> limits, Mode mode, FailurePolicy failurePolicy, Set<String> shadow,
-                 List<Tier> tiers, boolean ofTier, Lockout lockout) {
+                 List<Tier> tiers, boolean ofTier, Lockout lockout, int tierKeysAfter) {
         // A tier's rule is named <rule> U+FFFF <tier> (Tiers), a name no rule given by a user can have.
         this.name = ofTier ? name : checkName(name);
         if (limits == null || limits.isEmpty()) {
@@ -107,6 +109,7 @@ public final class Rule {
             io.sluice.internal.LimitShares.scale(this, failurePolicy.share());
         }
         this.tiers = Tiers.of(this, tiers);
+        this.tierKeysAfter = tierKeysAfter;
     }
 
     private static String checkName(String name) {
@@ -120,7 +123,7 @@ public final class Rule {
     /** The rule deciding a tier's keys; see {@link Tiers}. */
     static Rule forTier(String name, List<Limit> limits, Mode mode, FailurePolicy failurePolicy, Set<String> shadow,
                         Lockout lockout) {
-        return new Rule(name, limits, mode, failurePolicy, shadow, List.of(), true, lockout);
+        return new Rule(name, limits, mode, failurePolicy, shadow, List.of(), true, lockout, -1);
     }
 
     /**
@@ -159,7 +162,8 @@ public final class Rule {
      * @throws IllegalArgumentException when a limit's algorithm cannot run in that mode (see {@link Mode})
      */
     public Rule withMode(Mode mode) {
-        return new Rule(name, limits, Checks.notNull(mode, "mode"), failurePolicy, shadow, tiers.list(), isTierRule(), lockout);
+        return new Rule(name, limits, Checks.notNull(mode, "mode"), failurePolicy, shadow, tiers.list(), isTierRule(),
+                lockout, tierKeysAfter);
     }
 
     /**
@@ -168,7 +172,8 @@ public final class Rule {
      * @throws IllegalArgumentException when a local fallback's share leaves a limit without a permit
      */
     public Rule withFailurePolicy(FailurePolicy policy) {
-        return new Rule(name, limits, mode, Checks.notNull(policy, "failure_policy"), shadow, tiers.list(), isTierRule(), lockout);
+        return new Rule(name, limits, mode, Checks.notNull(policy, "failure_policy"), shadow, tiers.list(),
+                isTierRule(), lockout, tierKeysAfter);
     }
 
     /**
@@ -183,7 +188,7 @@ public final class Rule {
         for (String n : Checks.notNull(limitNames, "shadow")) {
             names.add(Checks.notNull(n, "shadow"));
         }
-        return new Rule(name, limits, mode, failurePolicy, names, tiers.list(), isTierRule(), lockout);
+        return new Rule(name, limits, mode, failurePolicy, names, tiers.list(), isTierRule(), lockout, tierKeysAfter);
     }
 
     /** A copy in which every limit is a shadow limit: the rule admits every request and says what it would do. */
@@ -199,7 +204,7 @@ public final class Rule {
      * @throws IllegalArgumentException when the rule's mode is not {@link Mode#exact()}
      */
     public Rule withLockout(Lockout lockout) {
-        return new Rule(name, limits, mode, failurePolicy, shadow, tiers.list(), isTierRule(), lockout);
+        return new Rule(name, limits, mode, failurePolicy, shadow, tiers.list(), isTierRule(), lockout, tierKeysAfter);
     }
 
     /** The lockout, or null when the rule has none. */
@@ -255,7 +260,7 @@ public final class Rule {
         if (!replaced) {
             next.add(limit);
         }
-        return new Rule(name, next, mode, failurePolicy, shadow, nextTiers, isTierRule(), lockout);
+        return new Rule(name, next, mode, failurePolicy, shadow, nextTiers, isTierRule(), lockout, tierKeysAfter);
     }
 
     /**
@@ -277,7 +282,8 @@ public final class Rule {
         if (isTierRule()) {
             throw new IllegalArgumentException("the rule of a tier cannot have tiers");
         }
-        return new Rule(name, limits, mode, failurePolicy, shadow, new ArrayList<>(tiers), false, lockout);
+        return new Rule(name, limits, mode, failurePolicy, shadow, new ArrayList<>(tiers), false, lockout,
+                tierKeysAfter);
     }
 
     /** The tiers, in the order they are tried; empty for a rule without tiers. */
@@ -290,13 +296,38 @@ public final class Rule {
         return !tiers.isEmpty();
     }
 
+    /**
+     * A copy whose tiers are matched on the part of each key after its first {@code separator} (on the whole key
+     * when it holds none), while the state stays under the whole key. For a service that keeps tenants apart by
+     * scoping each caller's key as {@code tenant + separator + key}: a tier names the keys callers send, whatever
+     * their tenant, and two tenants' keys still never share state. {@code sluice serve} scopes a key sent with a
+     * {@code domain} this way, with U+001F, which it refuses in domains and keys.
+     *
+     * <p>Default: tiers match the whole key. Only which tier applies changes; {@link #tierFor} and
+     * {@link #ruleFor} take the whole key as before.
+     */
+    public Rule withTierKeysAfter(char separator) {
+        return new Rule(name, limits, mode, failurePolicy, shadow, tiers.list(), isTierRule(), lockout, separator);
+    }
+
+    /** The separator {@link #withTierKeysAfter} set, or -1 when tiers match the whole key (the default). */
+    public int tierKeysAfter() {
+        return tierKeysAfter;
+    }
+
     /** The first tier whose keys match {@code key}, or null when the rule's own limits decide it. */
     public Tier tierFor(String key) {
         if (tiers.isEmpty()) {
             return null;
         }
-        int t = tiers.indexOf(key);
+        int t = tiers.indexOf(tierKey(key));
         return t < 0 ? null : tiers.tier(t);
+    }
+
+    /** The part of {@code key} that tiers match: see {@link #withTierKeysAfter}. */
+    private String tierKey(String key) {
+        int at = tierKeysAfter < 0 ? -1 : key.indexOf(tierKeysAfter);
+        return at < 0 ? key : key.substring(at + 1);
     }
 
     /**
@@ -308,7 +339,7 @@ public final class Rule {
         if (tiers.isEmpty()) {
             return this;
         }
-        int t = tiers.indexOf(key);
+        int t = tiers.indexOf(tierKey(key));
         return t < 0 ? this : tiers.rule(t);
     }
 
@@ -364,13 +395,15 @@ public final class Rule {
     public boolean equals(Object o) {
         return o instanceof Rule r && r.name.equals(name) && r.limits.equals(limits) && r.mode.equals(mode)
                 && r.failurePolicy.equals(failurePolicy) && r.shadow.equals(shadow)
-                && r.tiers.list().equals(tiers.list()) && java.util.Objects.equals(r.lockout, lockout);
+                && r.tiers.list().equals(tiers.list()) && java.util.Objects.equals(r.lockout, lockout)
+                && r.tierKeysAfter == tierKeysAfter;
     }
 
     @Override
     public int hashCode() {
         return (name.hashCode() * 31 + limits.hashCode()) * 31 + mode.hashCode() * 7 + failurePolicy.hashCode()
-                + shadow.hashCode() * 13 + tiers.list().hashCode() * 17 + java.util.Objects.hashCode(lockout);
+                + shadow.hashCode() * 13 + tiers.list().hashCode() * 17 + java.util.Objects.hashCode(lockout)
+                + tierKeysAfter * 19;
     }
 
     @Override
@@ -379,6 +412,7 @@ public final class Rule {
                 + (failurePolicy.kind() == FailurePolicy.Kind.RAISE ? "" : ", on_failure=" + failurePolicy)
                 + (shadow.isEmpty() ? "" : ", shadow=" + new java.util.TreeSet<>(shadow))
                 + (tiers.isEmpty() ? "" : ", tiers=" + tiers.list())
+                + (tierKeysAfter < 0 ? "" : ", tier_keys_after=U+" + String.format("%04X", tierKeysAfter))
                 + (lockout == null ? "" : ", " + lockout) + "}";
     }
 }

@@ -45,6 +45,27 @@ class TierTest {
     }
 
     @Test
+    void tiersOfScopedKeysMatchThePartAfterTheSeparatorWhileStateKeepsTheWholeKey() {
+        Rule plain = Rule.of("api", SMALL).withTiers(
+                Tier.named("a").keys("k-1", "k-*").limits(LARGE),
+                Tier.named("b").keys("svc-*").unlimited());
+        Rule scoped = plain.withTierKeysAfter('\u001f');
+        assertThat(plain.tierKeysAfter()).isEqualTo(-1);
+        assertThat(scoped.tierKeysAfter()).isEqualTo(0x1f);
+        assertThat(scoped).isNotEqualTo(plain);
+        assertThat(scoped.withMode(Mode.exact()).tierKeysAfter()).as("copies keep it").isEqualTo(0x1f);
+        assertThat(plain.tierFor("acme\u001fk-1")).as("the joined key matches nothing").isNull();
+        assertThat(plain.tierFor("svc-x\u001fuser").name()).as("a glob would match the scope").isEqualTo("b");
+        assertThat(scoped.tierFor("acme\u001fk-1").name()).isEqualTo("a");
+        assertThat(scoped.tierFor("acme\u001fk-9").name()).isEqualTo("a");
+        assertThat(scoped.tierFor("svc-x\u001fuser")).as("the scope is not the key").isNull();
+        assertThat(scoped.tierFor("k-1").name()).as("a key without a scope is matched whole").isEqualTo("a");
+        assertThat(scoped.ruleFor("acme\u001fk-9").name()).isEqualTo("api\uFFFFa");
+        assertThat(scoped.ruleFor("acme\u001fuser")).isSameAs(scoped);
+        assertThat(scoped.ruleFor("acme\u001fsvc-1")).isNull();
+    }
+
+    @Test
     void badTiersAreRefusedNamingTheField() {
         assertThatThrownBy(() -> Tier.named("t").keys().unlimited())
                 .hasMessage("keys of tier 't' must hold at least one key or pattern");

@@ -143,7 +143,8 @@ public final class CompiledRule {
         Object[] out = new Object[slots()];
         List<Limit> oldLimits = previous.rule.limits();
         if (lockout != null && previous.lockout != null) {
-            // A changed lockout keeps its count and any lockout in force; dropped with the lockout itself.
+            // A changed lockout keeps any lockout in force, and its count if after and within are the same (the
+            // state records them: LockoutEvaluator); dropped with the lockout itself.
             out[algorithms.length] = states[oldLimits.size()];
         }
         for (int i = 0; i < algorithms.length; i++) {
@@ -200,7 +201,7 @@ public final class CompiledRule {
             }
         }
         if (lockout != null && states[algorithms.length] != null) {
-            at = Math.max(at, LockoutEvaluator.expiresAt(lockout, (LockoutEvaluator.State) states[algorithms.length]));
+            at = Math.max(at, LockoutEvaluator.expiresAt((LockoutEvaluator.State) states[algorithms.length]));
         }
         return at;
     }

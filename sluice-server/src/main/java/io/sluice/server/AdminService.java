@@ -12,6 +12,7 @@ import io.sluice.Decision;
 import io.sluice.Request;
 import io.sluice.Rule;
 import io.sluice.Store;
+import io.sluice.Tier;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -73,15 +74,18 @@ final class AdminService {
                 return invalid(e);
             }
             Rule rule = a.rule();
+            // The key's state is where its checks keep it: under its tier's rule when a tier applies to it.
+            Tier tier = rule.tierFor(a.scoped());
+            Rule decides = rule.ruleFor(a.scoped());
             CompletableFuture<HttpResponse> answer;
             try {
                 // Two peeks: one of 0 permits for what the key has now (a peek of n reports what would be left
                 // after n, as the request would), one of n for whether and when a request of n would pass.
-                CompletableFuture<Decision> now = store.decideAsync(rule, a.scoped(), Request.peek(0));
-                CompletableFuture<Decision> asked = a.permits() == 0 ? now
-                        : store.decideAsync(rule, a.scoped(), Request.peek(a.permits()));
+                CompletableFuture<Decision> now = peek(tier, decides, a.scoped(), 0);
+                CompletableFuture<Decision> asked = a.permits() == 0 ? now : peek(tier, decides, a.scoped(),
+                        a.permits());
                 answer = now.thenCombine(asked, (n, d) -> HttpResponse.of(HttpStatus.OK, MediaType.JSON_UTF_8,
-                        state(a, rule, n, d)));
+                        state(a, tier, n, d)));
             } catch (RuntimeException e) {
                 answer = CompletableFuture.failedFuture(e);
             }
@@ -102,7 +106,10 @@ final class AdminService {
                     Rule rule = a.rule();
                     // A Redis store's reset blocks until Redis answers: not on an event loop.
                     return CompletableFuture.supplyAsync(() -> {
-                        store.reset(rule, a.scoped());
+                        // The rule's own limits and every tier's, as RateLimiter.reset: a key that moved tiers too.
+                        for (Rule r : rule.stateRules()) {
+                            store.reset(r, a.scoped());
+                        }
                         StringBuilder s = new StringBuilder(96).append("{\"reset\":true,");
                         return HttpResponse.of(HttpStatus.OK, MediaType.JSON_UTF_8,
                                 addressed(s, a).append('}').toString());
@@ -184,9 +191,19 @@ final class AdminService {
      * {@code limit} with the fewest permits left, from a peek of 0); and what a request of {@code permits} would
      * get ({@code allowed}, {@code retry_after_ms}, and when it would be rejected, {@code rejected_by}).
      */
-    private static String state(AdminAddress a, Rule rule, Decision now, Decision asked) {
+    private CompletableFuture<Decision> peek(Tier tier, Rule decides, String key, long permits) {
+        // An unlimited or blocked tier keeps no state and asks no store: it answers as a check of it would.
+        return decides == null ? CompletableFuture.completedFuture(tier.decide(Request.peek(permits)))
+                : store.decideAsync(decides, key, Request.peek(permits));
+    }
+
+    private static String state(AdminAddress a, Tier tier, Decision now, Decision asked) {
         StringBuilder s = new StringBuilder(256).append('{');
         addressed(s, a);
+        if (tier != null) {
+            s.append(",\"tier\":");
+            Json.string(s, tier.name());
+        }
         s.append(",\"remaining\":").append(now.remaining());
         s.append(",\"reset_after_ms\":");
         Json.millis(s, now.resetAfterMicros());

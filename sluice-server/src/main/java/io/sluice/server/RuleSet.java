@@ -197,6 +197,10 @@ final class RuleSet {
         Map<String, Bound> rules = new LinkedHashMap<>();
         for (Rule rule : sources.rules().values()) {
             Rule enforced = sources.ownModes().contains(rule.name()) ? rule : defaultMode.apply(rule);
+            if (enforced.hasTiers()) {
+                // A key sent with a domain is decided as domain U+001F key; its tier is the key's as sent.
+                enforced = enforced.withTierKeysAfter(CheckRequest.DOMAIN_SEPARATOR);
+            }
             rules.put(rule.name(), bound(enforced, rule, store, listener));
         }
         Map<String, Bound> limits = new LinkedHashMap<>();

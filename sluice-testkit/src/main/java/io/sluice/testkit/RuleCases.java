@@ -69,6 +69,76 @@ public interface RuleCases extends ContractFixture {
         assertThat(l.tryAcquire("k").lockedOut()).as("the count was cleared").isFalse();
     }
 
+    /**
+     * A reload that removes a rule's lockout and one that adds it back: a key decided in between forgets its
+     * count, in every store, so the lockout added back counts from zero.
+     */
+    @Test
+    default void aLockoutRemovedAndAddedBackCountsAfresh() {
+        String name = "contract-" + UUID.randomUUID();
+        Limit once = FixedWindow.of(1, Duration.ofHours(1));
+        Lockout lockout = Lockout.of(3, Duration.ofMinutes(15), Duration.ofHours(1));
+        RateLimiter with = limiterFor(Rule.of(name, once).withLockout(lockout));
+        assertThat(with.tryAcquire("k").allowed()).isTrue();
+        assertThat(with.tryAcquire("k").lockedOut()).as("rejection 1").isFalse();
+        assertThat(with.tryAcquire("k").lockedOut()).as("rejection 2").isFalse();
+        RateLimiter without = limiterFor(Rule.of(name, once));
+        Decision plain = without.tryAcquire("k");
+        assertThat(plain.allowed()).isFalse();
+        assertThat(plain.limit()).as("no lockout decides").isEqualTo("fixed_window");
+        RateLimiter again = limiterFor(Rule.of(name, once).withLockout(lockout));
+        assertThat(again.tryAcquire("k").lockedOut()).as("rejection 1 of a new count, not the third").isFalse();
+        assertThat(again.tryAcquire("k").lockedOut()).as("rejection 2").isFalse();
+        Decision third = again.tryAcquire("k");
+        assertThat(third.lockedOut()).as("rejection 3 locks out").isTrue();
+        assertThat(third.retryAfterMicros()).isEqualTo(3_600 * S);
+    }
+
+    /**
+     * A reload that raises a lockout's {@code within}: the count kept under the old period is no count under the
+     * new one (in Redis it would expire at the old period), and counting under the new period is exact.
+     */
+    @Test
+    default void aLockoutWhosePeriodIsRaisedCountsAfreshUnderTheNewPeriod() {
+        String name = "contract-" + UUID.randomUUID();
+        Limit once = FixedWindow.of(1, Duration.ofDays(1));
+        RateLimiter before = limiterFor(Rule.of(name, once)
+                .withLockout(Lockout.of(3, Duration.ofMinutes(1), Duration.ofHours(1))));
+        assertThat(before.tryAcquire("k").allowed()).isTrue();
+        assertThat(before.tryAcquire("k").lockedOut()).as("rejection 1").isFalse();
+        clock().advance(Duration.ofSeconds(10));
+        assertThat(before.tryAcquire("k").lockedOut()).as("rejection 2").isFalse();
+        RateLimiter after = limiterFor(Rule.of(name, once)
+                .withLockout(Lockout.of(3, Duration.ofMinutes(10), Duration.ofHours(1))));
+        clock().advance(Duration.ofMinutes(2));
+        assertThat(after.tryAcquire("k").lockedOut()).as("rejection 1 under the new period").isFalse();
+        clock().advance(Duration.ofMinutes(4));
+        assertThat(after.tryAcquire("k").lockedOut()).as("rejection 2, 4 minutes on").isFalse();
+        clock().advance(Duration.ofMinutes(5));
+        Decision third = after.tryAcquire("k");
+        assertThat(third.lockedOut()).as("rejection 3, 9 minutes after the first: within 10").isTrue();
+        assertThat(third.retryAfterMicros()).isEqualTo(3_600 * S);
+    }
+
+    /** A reload that changes a lockout's {@code for} does not move the end of a lockout in force. */
+    @Test
+    default void aLockoutInForceRunsItsCourseWhenItsDurationChanges() {
+        String name = "contract-" + UUID.randomUUID();
+        Limit once = FixedWindow.of(1, Duration.ofDays(1));
+        RateLimiter hour = limiterFor(Rule.of(name, once)
+                .withLockout(Lockout.of(1, Duration.ofMinutes(5), Duration.ofHours(1))));
+        assertThat(hour.tryAcquire("k").allowed()).isTrue();
+        assertThat(hour.tryAcquire("k").lockedOut()).isTrue();
+        RateLimiter minute = limiterFor(Rule.of(name, once)
+                .withLockout(Lockout.of(1, Duration.ofMinutes(5), Duration.ofMinutes(1))));
+        clock().advance(Duration.ofMinutes(10));
+        Decision during = minute.tryAcquire("k");
+        assertThat(during.lockedOut()).isTrue();
+        assertThat(during.retryAfterMicros()).as("the hour it was given").isEqualTo(3_000 * S);
+        minute.reset("k");
+        assertThat(minute.tryAcquire("k").allowed()).as("reset lifts it").isTrue();
+    }
+
     // ---------------------------------------------------------------- shadow limits
 
     /** A limiter like {@link ContractFixture#limiter} in which the limits named {@code shadow} are shadow limits. */

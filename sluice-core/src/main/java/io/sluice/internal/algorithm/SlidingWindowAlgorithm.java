@@ -57,7 +57,9 @@ import io.sluice.SlidingWindow;
  * {@code current} in place of {@code previous}; an {@code e} of W there is the start of the window after, where
  * the estimate is 0. Example above, in microseconds: {@code b = 7 − 1 − 4 = 2},
  * {@code e = 60·10^6 + 1 − ceil(3 · 60·10^6 / 5) = 24 s + 1 µs}: at exactly 24 s {@code floor(5·36/60) = 3}
- * still makes 7, one microsecond later it is 2. The retry-after at 18 s is 6 s + 1 µs.
+ * still makes 7, one microsecond later it is 2. The retry-after at 18 s is 6 s + 1 µs. A request of more than
+ * {@code limit} permits never passes (the estimate is never below 0, and the formula above would take a
+ * negative {@code b + 1}): its retry-after is {@link Arith#NEVER}, as for every algorithm.
  *
  * <h2>Reset and expiry: when both counts are out of the picture</h2>
  *
@@ -273,6 +275,9 @@ final class SlidingWindowAlgorithm implements SyncableAlgorithm<SlidingWindowAlg
     }
 
     long retryAfter(long previous, long current, long elapsed, long permits) {
+        if (permits > limit.limit()) {
+            return Arith.NEVER;     // no window ever admits more than the limit: waiting never helps
+        }
         long budget = limit.limit() - permits - current;
         if (budget >= 0 && previous > 0) {
             long e = firstPassing(previous, budget);

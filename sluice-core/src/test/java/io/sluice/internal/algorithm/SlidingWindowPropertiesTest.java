@@ -21,6 +21,7 @@ import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.LongRange;
 
 class SlidingWindowPropertiesTest {
 
@@ -53,6 +54,32 @@ class SlidingWindowPropertiesTest {
     @Property(tries = 150)
     void noOverflowNearMaxTimeWithMaxCounts(@ForAll("huge") Scenario<SlidingWindow> s) {
         checkAgainstModel(s.limit(), run(new SlidingWindowAlgorithm(s.limit()), s.start(), s.ops(), false, false));
+    }
+
+    /**
+     * More than the limit in one request can never pass: rejected with a retry-after of "never" ({@link
+     * Arith#NEVER}, as every algorithm says it), whatever the counts and the time in the window; a request of at
+     * most the limit that is rejected gets a wait in [1, 2W].
+     */
+    @Property(tries = 500)
+    void aRequestForMoreThanTheLimitIsRejectedWithNever(@ForAll @LongRange(min = 1, max = 15) long limit,
+                                                        @ForAll @LongRange(min = 1, max = 300) long window,
+                                                        @ForAll @LongRange(max = 15) long previous,
+                                                        @ForAll @LongRange(max = 15) long current,
+                                                        @ForAll @LongRange(max = 900) long offset,
+                                                        @ForAll @LongRange(min = 1, max = Limit.MAX_COUNT) long over,
+                                                        @ForAll boolean fresh) {
+        SlidingWindowAlgorithm a = new SlidingWindowAlgorithm(SlidingWindow.of(limit, micros(window)));
+        long start = 1_000 * window;
+        State state = fresh ? null : new State(start, Math.min(previous, limit), Math.min(current, limit));
+        long permits = Math.min(Limit.MAX_COUNT, limit + over);
+        Step<State> step = a.step(state, start + offset, permits, 0);
+        assertThat(step.allowed()).isFalse();
+        assertThat(step.retryAfterMicros()).isEqualTo(Arith.NEVER);
+        Step<State> most = a.step(state, start + offset, limit, 0);
+        if (!most.allowed()) {
+            assertThat(most.retryAfterMicros()).isBetween(1L, 2 * window);
+        }
     }
 
     @Property(tries = 200)

@@ -169,6 +169,11 @@ final class DecisionCall {
             Target t = targets.get(0);
             count += "|" + t.rule().lockoutWords();
             lockoutKey = t.stateKeys()[t.rule().size()];
+        } else if (targets.size() == 1 && !op.equals("batch") && targets.get(0).rule().dropsLockout()) {
+            // "|drop": the rule's lockout was removed; the key forgets its state (rule.lua, RedisRule).
+            Target t = targets.get(0);
+            count += "|drop";
+            lockoutKey = layout.lockoutKey(t.rule().rule().name(), t.key());
         }
         args.set(6, count);
         if (previous != null) {

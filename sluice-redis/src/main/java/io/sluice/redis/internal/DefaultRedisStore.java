@@ -12,6 +12,7 @@ import io.sluice.internal.Settling;
 import io.sluice.redis.BatchRequest;
 import io.sluice.redis.RedisStore;
 import io.sluice.redis.RedisStoreException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -202,7 +203,12 @@ public final class DefaultRedisStore implements RedisStore {
     @Override
     public void reset(Rule rule, String key) {
         modes.forEach(m -> m.forget(rule, key));
-        List<String> keys = Arrays.asList(script.target(rule, key).stateKeys());
+        List<String> keys = new ArrayList<>(Arrays.asList(script.target(rule, key).stateKeys()));
+        // The lockout's key too when the rule has none (any more): a lockout added back must not find its count.
+        String lockoutKey = script.layout().lockoutKey(rule.name(), key);
+        if (!keys.contains(lockoutKey)) {
+            keys.add(lockoutKey);
+        }
         policies.reset(rule, key);
         try {
             failures.await(breaker.call("reset", () -> port.del(keys).handle(failures::translate)));

@@ -21,6 +21,12 @@ import java.util.stream.Collectors;
  * one of them is migrated from it, as {@code MemoryStore} migrates from the rule version an entry was written
  * under; a state under a fingerprint the store never saw is dropped (a process that never saw the old version
  * resets such keys).
+ *
+ * <p>A removed lockout. A version without a lockout compiled after one with a lockout deletes the lockout's
+ * key of every key it decides in the single form, for as long as a state written under the old lockout can live
+ * (its {@code within} or {@code for}, whichever is longer, and a minute for clocks and TTL slack): the memory
+ * store drops a key's lockout state when it moves the key to a version without one, so adding the lockout back
+ * starts afresh in both stores. Only a process that saw the removal deletes, as only it migrates in memory.
  */
 final class RedisRule {
 
@@ -49,9 +55,25 @@ final class RedisRule {
     private final String[][] previousArgs;
     /** Per limit name ever seen (bounded): distinct versions, most recent first, the current one included. */
     private final Map<String, List<Version>> seen;
+    /** Whether this version deletes a removed lockout's state, until {@link #dropLockoutUntilNanos}. */
+    private final boolean dropsLockout;
+    private final long dropLockoutUntilNanos;
 
-    private RedisRule(Rule rule, Map<String, List<Version>> seen) {
+    /** How long after its removal a lockout's state is deleted, beyond its longest period. */
+    private static final long DROP_SLACK_NANOS = 60_000_000_000L;
+
+    private RedisRule(Rule rule, Map<String, List<Version>> seen, RedisRule previous) {
         this.rule = rule;
+        io.sluice.Lockout removed = previous == null || rule.lockout() != null ? null : previous.rule.lockout();
+        if (removed != null) {
+            long longest = Math.max(removed.within().toNanos(), removed.duration().toNanos());
+            this.dropsLockout = true;
+            this.dropLockoutUntilNanos = System.nanoTime() + longest + DROP_SLACK_NANOS;
+        } else {
+            boolean carried = previous != null && rule.lockout() == null && previous.dropsLockout;
+            this.dropsLockout = carried;
+            this.dropLockoutUntilNanos = carried ? previous.dropLockoutUntilNanos : 0;
+        }
         List<Limit> limits = rule.limits();
         int n = limits.size();
         this.versions = new Version[n];
@@ -133,7 +155,7 @@ final class RedisRule {
                         + script.algorithms().stream().sorted().toList());
             }
         }
-        return new RedisRule(rule, previous == null ? Map.of() : previous.seen);
+        return new RedisRule(rule, previous == null ? Map.of() : previous.seen, previous);
     }
 
     Rule rule() {
@@ -191,6 +213,15 @@ final class RedisRule {
             keys[limitNames.length] = layout.lockoutKey(rule.name(), key);
         }
         return keys;
+    }
+
+    /**
+     * Whether a call of this rule deletes the lockout state a removed lockout left (see the class Javadoc): a
+     * version compiled after one with a lockout, within the time such a state can live. The clock read here
+     * bounds a cost, not a decision.
+     */
+    boolean dropsLockout() {
+        return dropsLockout && System.nanoTime() - dropLockoutUntilNanos < 0;
     }
 
     /** The script's lockout words, "after within for" (microseconds), or null when the rule has no lockout. */

@@ -17,7 +17,8 @@
 -- ARGV[7]      n, the number of limits; "n:MASK" when some are shadow limits, MASK being n characters, "1" for a
 --              shadow limit and "0" for an enforced one (io.sluice.internal.ShadowEvaluator)
 --              Either followed by "|after within for" when the rule has a lockout (lockout.lua; single form
---              only), its state key then last in KEYS
+--              only), its state key then last in KEYS; or by "|drop" for a while after the client saw the
+--              rule's lockout removed: the lockout's key, last in KEYS, is deleted (single form only)
 -- KEYS[n + 1 or n + 2] for "charge" and "settle": the ticket's key, right after the dedup key (settle.lua)
 -- ARGV[5 + 3i] algorithm of limit i, e.g. "fixed_window"
 -- ARGV[6 + 3i] fingerprint of limit i's version: 6 characters, e.g. "sCp3P_"
@@ -154,6 +155,16 @@ end
 -- The lockout (lockout.lua), read after the limits; single form only (the client sends none in a batch). A
 -- settlement never touches it: a refund does not undo the rejections it counted.
 local lock = nil
+-- "|drop": the rule had a lockout and has none now. A key decided without it forgets the lockout's state, as the
+-- memory store drops its slot when it moves the key to the new rule version (LockoutEvaluator): on every call
+-- but a release, which moves the key only when it released something.
+local drop_lockout = lockout_words == "drop"
+if drop_lockout then
+  lockout_words = nil
+  if op ~= "release" then
+    redis.call("DEL", KEYS[#KEYS])
+  end
+end
 if lockout_words and op ~= "settle" then
   if batch then
     error("sluice: a lockout is decided in the single form only")
@@ -191,6 +202,9 @@ local function decide(op, amount, max_wait_arg)
     end
     if not released then
       return 0, 0, 0, 0, 0, 0, 0, -1, 0, 0
+    end
+    if drop_lockout then
+      redis.call("DEL", KEYS[#KEYS])
     end
     for i = 1, n do
       local limit = limits[i]

@@ -3,6 +3,7 @@ package io.sluice.redis.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.FixedWindow;
+import io.sluice.Lockout;
 import io.sluice.Request;
 import io.sluice.Rule;
 import java.time.Duration;
@@ -38,6 +39,26 @@ class RedisRuleTest {
         assertThat(args(rule)).containsExactly("try", "1", "0", "", "id", "3000", "2",
                 "fixed_window", rule.fingerprint(0), "10 60000000 epoch 0",
                 "fixed_window", rule.fingerprint(1), "2 1000000 epoch 0");
+    }
+
+    @Test
+    void aVersionWithoutTheLockoutItsPredecessorHadDeletesTheLockoutsKey() {
+        Rule plain = Rule.of("login", perMinute(5));
+        Rule locking = plain.withLockout(Lockout.of(3, Duration.ofMinutes(15), Duration.ofHours(1)));
+        RedisRule v1 = RedisRule.compile(locking, script);
+        assertThat(args(v1).get(6)).isEqualTo("1|3 900000000 3600000000");
+        assertThat(v1.dropsLockout()).isFalse();
+        RedisRule v2 = RedisRule.compile(plain, script, v1);
+        assertThat(v2.dropsLockout()).isTrue();
+        DecisionCall.Target t = new DecisionCall.Target(v2, "k", v2.stateKeys(layout, "k"));
+        ScriptCall call = DecisionCall.decide(List.of(t), Request.tryAcquire(1), "", "id", layout, "3000").call();
+        assertThat(call.args()[6]).isEqualTo("1|drop");
+        assertThat(call.keys()).as("the limit, the request id, the lockout's key last").hasSize(3)
+                .endsWith(layout.lockoutKey("login", "k"));
+        RedisRule v3 = RedisRule.compile(plain.withLimit(perMinute(6)), script, v2);
+        assertThat(v3.dropsLockout()).as("still without the lockout: still deleting").isTrue();
+        assertThat(RedisRule.compile(locking, script, v3).dropsLockout()).as("added back").isFalse();
+        assertThat(RedisRule.compile(plain, script).dropsLockout()).as("a process that never saw it").isFalse();
     }
 
     @Test

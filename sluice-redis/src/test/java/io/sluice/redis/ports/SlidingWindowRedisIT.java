@@ -5,12 +5,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.Decision;
 import io.sluice.Limit;
+import io.sluice.Request;
 import io.sluice.Rule;
 import io.sluice.SlidingWindow;
+import io.sluice.Store;
 import io.sluice.internal.algorithm.Arith;
+import io.sluice.redis.RedisStore;
+import io.sluice.testkit.ManualClock;
 import io.sluice.testkit.redis.SharedRedis;
 import java.math.BigInteger;
 import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -157,6 +163,35 @@ class SlidingWindowRedisIT {
             w.clock.setMicros(TODAY + 1_600_000);
             // floor(5 · 0.4) = 2 of the previous window still weigh.
             assertThat(w.tryAcquireAtMost("k", 10).granted()).isEqualTo(3);
+        }
+    }
+
+    /**
+     * More permits than the limit in one request (the store takes any count; a limiter refuses it before) can
+     * never pass: both stores say "never", from no state and from counts in both windows, never a negative wait.
+     */
+    @ParameterizedTest
+    @EnumSource(Topology.class)
+    void aRequestForMoreThanTheLimitIsRejectedWithNever(Topology topology) {
+        ManualClock clock = new ManualClock(TODAY);
+        Rule rule = Rule.of("sw-over", SlidingWindow.of(3, Duration.ofSeconds(60)));
+        try (Store memory = Store.memory().clock(clock).build();
+             RedisStore redis = topology.builder().prefix("swo-" + UUID.randomUUID().toString().substring(0, 8))
+                     .clock(clock).cacheDenials(false).build()) {
+            for (Store s : List.of(memory, redis)) {
+                Decision fresh = s.decide(rule, "k", Request.tryAcquire(4));
+                assertThat(fresh.allowed()).isFalse();
+                assertThat(fresh.retryAfterMicros()).as("%s", s).isEqualTo(Arith.NEVER);
+                assertThat(s.decide(rule, "k", Request.tryAcquire(2)).allowed()).isTrue();
+            }
+            clock.advanceMicros(70 * SEC);
+            for (Store s : List.of(memory, redis)) {
+                assertThat(s.decide(rule, "k", Request.tryAcquire(1)).allowed()).isTrue();
+                Decision over = s.decide(rule, "k", Request.tryAcquire(Limit.MAX_COUNT));
+                assertThat(over.allowed()).isFalse();
+                assertThat(over.retryAfterMicros()).as("%s", s).isEqualTo(Arith.NEVER);
+                assertThat(over.remaining()).isEqualTo(1);   // floor(2 · 50/60) + 1 = 2 counted of 3
+            }
         }
     }
 }

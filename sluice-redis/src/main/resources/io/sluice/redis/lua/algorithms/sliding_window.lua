@@ -71,6 +71,9 @@ do
 
   -- See the essay: first the rest of the current window, else the next one.
   local function retryAfter(s, elapsed, permits, p)
+    if permits > p.limit then
+      return S.FOREVER -- no window ever admits more than the limit: waiting never helps (Arith.NEVER)
+    end
     local budget = p.limit - permits - s.current
     if budget >= 0 and s.previous > 0 then
       local e = firstPassing(s.previous, budget, p)
