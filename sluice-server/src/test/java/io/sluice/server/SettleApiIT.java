@@ -49,6 +49,7 @@ class SettleApiIT {
     TestServer t;
     ManualClock clock;
     Store redis;
+    String prefix;
 
     /** A server on the memory store, or on a fresh prefix of the shared redis-server; both on {@link #clock}. */
     private void start(String store) {
@@ -58,8 +59,9 @@ class SettleApiIT {
             return;
         }
         clock = new ManualClock();
+        prefix = "settle-api-" + UUID.randomUUID().toString().substring(0, 8);
         redis = RedisStore.builder().uri(RedisServer.shared().uri()).clock(clock).timeout(Duration.ofSeconds(30))
-                .prefix("settle-api-" + UUID.randomUUID().toString().substring(0, 8)).build();
+                .prefix(prefix).build();
         t = TestServer.start(dir, List.of(RULES), b -> b.store(redis));
     }
 
@@ -200,6 +202,40 @@ class SettleApiIT {
         }
     }
 
+    /**
+     * What a charge and a settlement cost Redis, counted (not timed): one script call each, and one small string
+     * key per open ticket, gone once settled.
+     */
+    @org.junit.jupiter.api.Test
+    void onRedisAChargeAndASettlementAreOneScriptCallEachAndTheTicketOneSmallKey() {
+        start("redis");
+        RedisServer server = RedisServer.shared();
+        // The store connects (and loads its script) on its first call: a check before counting.
+        assertThat(check("warm", 1).statusCode()).isEqualTo(200);
+        server.call("CONFIG", "RESETSTAT");
+        String ticket = ticketOf(charge("{\"rule\": \"llm\", \"key\": \"tenant:acme\", \"estimate\": 60}"));
+        assertThat(scriptCalls(server)).as("script calls for one charge").isEqualTo(1);
+        List<?> keys = (List<?>) server.call("KEYS", prefix + ":*:t:*");
+        assertThat(keys).hasSize(1);
+        long bytes = ((Number) server.call("MEMORY", "USAGE", String.valueOf(keys.get(0)))).longValue();
+        assertThat(bytes).as("MEMORY USAGE of the open ticket").isBetween(1L, 256L);
+        assertThat(settle(ticket, 20).body()).startsWith("{\"settled\":true,");
+        assertThat(scriptCalls(server)).as("script calls for a charge and its settlement").isEqualTo(2);
+        assertThat((List<?>) server.call("KEYS", prefix + ":*:t:*")).as("the settled ticket is gone").isEmpty();
+    }
+
+    /** FCALL and EVALSHA calls since the last RESETSTAT (INFO also counts the commands inside them). */
+    private static long scriptCalls(RedisServer server) {
+        long calls = 0;
+        for (String line : String.valueOf(server.call("INFO", "commandstats")).split("\r?\n")) {
+            if (line.startsWith("cmdstat_eval") || line.startsWith("cmdstat_fcall")) {
+                int at = line.indexOf("calls=");
+                calls += Long.parseLong(line.substring(at + 6, line.indexOf(',', at)));
+            }
+        }
+        return calls;
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"memory"})
     void badInputIs400NamingTheField(String store) {
@@ -217,9 +253,9 @@ class SettleApiIT {
         assertError(charge("{\"rule\": \"nope\", \"key\": \"k\", \"estimate\": 1}"), "rule: unknown rule \"nope\"; the"
                 + " rules are llm, burst, logged");
         assertError(charge("{\"key\": \"k\", \"estimate\": 1}"), "give exactly one of \"rule\" and \"limit\"");
-        assertError(settle("bm90IGEgdGlja2V0", 1), "ticket: not a ticket of POST /v1/charge; send back the \\\"ticket\\\""
+        assertError(settle("bm90IGEgdGlja2V0", 1), "ticket: not a ticket of POST /v1/charge; send back the \"ticket\""
                 + " of its answer unchanged");
-        assertError(settle("%%%", 1), "ticket: not a ticket of POST /v1/charge; send back the \\\"ticket\\\" of its"
+        assertError(settle("%%%", 1), "ticket: not a ticket of POST /v1/charge; send back the \"ticket\" of its"
                 + " answer unchanged");
         String ticket = ticketOf(charge("{\"rule\": \"llm\", \"key\": \"k\", \"estimate\": 10}"));
         assertError(settle(ticket, -1), "actual: expected an integer in [0, 1000000000000]; was -1");
@@ -231,6 +267,6 @@ class SettleApiIT {
 
     private static void assertError(HttpResponse<String> r, String message) {
         assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
-        assertThat(r.body()).isEqualTo("{\"error\":\"" + message + "\"}");
+        assertThat(r.body()).isEqualTo("{\"error\":\"" + message.replace("\"", "\\\"") + "\"}");
     }
 }
