@@ -82,6 +82,8 @@ public interface Store extends AutoCloseable {
      * (docs/reference/settle.md). Arguments were checked by the limiter ({@link Ticket}).
      *
      * @throws UnsupportedOperationException when this store, or an algorithm of the rule, cannot settle tickets
+     * @throws IllegalArgumentException      when ticket {@code ticketId} is still open for this rule and key
+     *                                       (nothing is charged)
      */
     default Decision charge(Rule rule, String key, long estimate, String ticketId, long lifetimeMicros) {
         throw new UnsupportedOperationException(getClass().getName() + " cannot charge an estimate to settle later");

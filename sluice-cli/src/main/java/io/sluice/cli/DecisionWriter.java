@@ -2,6 +2,7 @@ package io.sluice.cli;
 
 import io.sluice.rules.Millis;
 import io.sluice.Decision;
+import io.sluice.Settlement;
 import java.io.IOException;
 import java.io.Writer;
 
@@ -15,6 +16,8 @@ import java.io.Writer;
  * {"t_ms":1000,"key":"u1","ok":true}                                           reset
  * {"t_ms":1000,"limit":"per_min","ok":true}                                    set_limit
  * {"t_ms":1000,"keys":["u1","t1"],"allowed":true,...}                          try_all
+ * {"t_ms":1000,"key":"u1","allowed":true,...,"limit":"per_min","ticket":"c1"}   charge
+ * {"t_ms":1000,"key":"u1","ticket":"c1","settled":true,"estimate":6,"actual":1,"refunded":5,"extra":0}   settle
  * </pre>
  *
  * {@code lease} is added to a decision that granted one; {@code shadow_limit} and {@code shadow_retry_after_ms}
@@ -22,7 +25,8 @@ import java.io.Writer;
  * {@code tier} to one a tier of the rule decided; {@code locked_out: true} to a rejection by the rule's lockout
  * (limit {@code lockout}); {@code retry_after_ms} is {@code null} when no amount of waiting alone would do. A
  * {@code try_all} line names its keys in the trace's order, and its one decision holds for every one of them (all
- * or nothing).
+ * or nothing). An admitted {@code charge} ends with the ticket's name; a {@code settle} line says whether it
+ * found the ticket and what it applied (all 0 when it did not).
  */
 final class DecisionWriter {
 
@@ -57,8 +61,20 @@ final class DecisionWriter {
             } else if (l.op() == TraceOp.RELEASE) {
                 s.append(",\"lease\":").append(l.lease()).append(",\"released\":").append(outcome.released())
                         .append("}\n");
+            } else if (l.op() == TraceOp.SETTLE) {
+                Settlement settled = outcome.settlement();
+                string(s.append(",\"ticket\":"), l.ticket().name());
+                s.append(",\"settled\":").append(settled.settled()).append(",\"estimate\":").append(settled.estimate())
+                        .append(",\"actual\":").append(settled.actual()).append(",\"refunded\":")
+                        .append(settled.refunded()).append(",\"extra\":").append(settled.extra()).append("}\n");
             } else {
                 decision(s, outcome.decision());
+                if (l.op() == TraceOp.CHARGE && outcome.decision().allowed()) {
+                    // An admitted charge holds a ticket under the trace's name for it.
+                    s.setLength(s.length() - 2);
+                    string(s.append(",\"ticket\":"), l.ticket().name());
+                    s.append("}\n");
+                }
             }
         }
         out.append(s);

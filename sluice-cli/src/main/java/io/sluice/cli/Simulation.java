@@ -1,10 +1,12 @@
 package io.sluice.cli;
 
+import io.sluice.Charge;
 import io.sluice.Decision;
 import io.sluice.Limit;
 import io.sluice.Request;
 import io.sluice.RateLimiter;
 import io.sluice.Rule;
+import io.sluice.Settlement;
 import io.sluice.Store;
 import io.sluice.Tier;
 import io.sluice.rules.RuleFile;
@@ -32,10 +34,15 @@ final class Simulation implements AutoCloseable {
     /**
      * What one line did: a decision, or for {@code release} whether the lease was held. {@code targetRules}: for
      * {@code try_all}, the rule of each target in the line's order (and {@code rule} the first); else empty.
+     * {@code settlement}: for {@code settle}, what it did; else null.
      */
-    record Outcome(Rule rule, Decision decision, boolean released, List<Rule> targetRules) {
+    record Outcome(Rule rule, Decision decision, boolean released, List<Rule> targetRules, Settlement settlement) {
         Outcome(Rule rule, Decision decision, boolean released) {
-            this(rule, decision, released, List.of());
+            this(rule, decision, released, List.of(), null);
+        }
+
+        Outcome(Rule rule, Decision decision, boolean released, List<Rule> targetRules) {
+            this(rule, decision, released, targetRules, null);
         }
     }
 
@@ -47,6 +54,7 @@ final class Simulation implements AutoCloseable {
     private final Map<String, RateLimiter> ruleLimiters = new HashMap<>();
     /** Limiters of one-limit rules ({@code "limit": NAME} lines), by limit name. */
     private final Map<String, RateLimiter> limitLimiters = new HashMap<>();
+    private final ReplayTickets tickets = new ReplayTickets();
     private long nowMicros;
 
     /** @throws UsageException when the store cannot be opened (see {@link ReplayStore#open}) */
@@ -89,6 +97,10 @@ final class Simulation implements AutoCloseable {
                     return new Outcome(rule, limiter.peek(line.key(), line.permits()), false);
                 case RELEASE:
                     return new Outcome(rule, null, limiter.release(line.key(), line.lease()));
+                case CHARGE:
+                    return charge(limiter, line);
+                case SETTLE:
+                    return settle(limiter, line);
                 default:
                     limiter.reset(line.key());
                     return new Outcome(rule, null, false);
@@ -96,9 +108,50 @@ final class Simulation implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             // The limiter refuses what no rule could grant, e.g. more permits than a limit's capacity.
             String message = e.getMessage();
-            throw InputException.at(traceSource, line.line(), message.startsWith("permits") ? "permits" : "",
-                    message);
+            throw InputException.at(traceSource, line.line(), message.startsWith("permits") ? "permits"
+                    : message.startsWith("estimate") ? "estimate" : "", message);
+        } catch (UnsupportedOperationException e) {
+            // A charge under a limit (or, in Redis, a mode) that cannot settle: refused before anything is charged.
+            throw InputException.at(traceSource, line.line(), line.rule() != null ? "rule" : "limit", e.getMessage());
         }
+    }
+
+    /**
+     * {@code charge}: {@code tryCharge} of the estimate; an admitted charge's ticket is kept under the line's
+     * name until a {@code settle} line takes it or it expires. A name still open for the rule and key is an
+     * error, as a ticket id still open is in the store.
+     */
+    private Outcome charge(RateLimiter limiter, TraceLine line) throws InputException {
+        TraceLine.TicketRef t = line.ticket();
+        String scope = scope(line);
+        ReplayTickets.Open open = tickets.find(scope, line.key(), t.name(), nowMicros);
+        if (open != null) {
+            throw InputException.at(traceSource, line.line(), "ticket", "ticket \"" + t.name() + "\" of key \""
+                    + line.key() + "\" is still open (charged on line " + open.line() + "); a ticket name must be"
+                    + " unique per rule and key until its ticket is settled or expires");
+        }
+        Charge charge = limiter.tryCharge(line.key(), line.permits(), Duration.ofNanos(t.lifetimeMicros() * 1_000));
+        if (charge.allowed()) {
+            tickets.add(scope, line.key(), t.name(), new ReplayTickets.Open(charge.ticket(),
+                    nowMicros + t.lifetimeMicros(), line.line()));
+        }
+        return new Outcome(limiter.rule(), charge.decision(), false);
+    }
+
+    /**
+     * {@code settle}: the named ticket settled at the line's actual cost. A name with no open ticket (its charge
+     * was rejected, it was settled already, or it expired) settles nothing, as the store answers for such a
+     * ticket.
+     */
+    private Outcome settle(RateLimiter limiter, TraceLine line) {
+        ReplayTickets.Open open = tickets.take(scope(line), line.key(), line.ticket().name(), nowMicros);
+        Settlement s = open == null ? Settlement.unknown() : limiter.settle(open.ticket(), line.ticket().actual());
+        return new Outcome(limiter.rule(), null, false, List.of(), s);
+    }
+
+    /** The rule (or one-limit rule) a line names, as ticket names are scoped. */
+    private static String scope(TraceLine line) {
+        return line.rule() != null ? line.rule() : LIMIT_RULE_PREFIX + line.limit();
     }
 
     /**

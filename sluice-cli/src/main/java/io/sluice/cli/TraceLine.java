@@ -18,15 +18,26 @@ import java.util.List;
  * @param params        for {@code set_limit}: the parameters to change
  * @param targets       for {@code try_all}: the (rule or limit, key) targets decided together, in trace order;
  *                      empty for every other op
+ * @param ticket        for {@code charge} and {@code settle}: the ticket the line names; null for every other op
+ *                      (a {@code charge}'s estimate is its {@code permits})
  */
 record TraceLine(int line, TraceOp op, long timeMicros, String key, String rule, String limit, long permits,
-                 long maxWaitMicros, long lease, JsonNode params, List<Target> targets) {
+                 long maxWaitMicros, long lease, JsonNode params, List<Target> targets, TicketRef ticket) {
 
     /** One target of a {@code try_all} line: a key under a rule, or under a one-limit rule ({@code limit}). */
     record Target(String rule, String limit, String key) {}
 
+    /**
+     * The ticket of a {@code charge} or {@code settle} line.
+     *
+     * @param name           the trace's name for it ({@code "ticket"})
+     * @param lifetimeMicros for {@code charge}: how long it lives ({@code lifetime_ms}, default 10 minutes)
+     * @param actual         for {@code settle}: the actual cost ({@code actual})
+     */
+    record TicketRef(String name, long lifetimeMicros, long actual) {}
+
     TraceLine(int line, TraceOp op, long timeMicros, String key, String rule, String limit, long permits,
               long maxWaitMicros, long lease, JsonNode params) {
-        this(line, op, timeMicros, key, rule, limit, permits, maxWaitMicros, lease, params, List.of());
+        this(line, op, timeMicros, key, rule, limit, permits, maxWaitMicros, lease, params, List.of(), null);
     }
 }

@@ -22,7 +22,14 @@ enum TraceOp {
      * {@code Store.decideTogether}: several (rule, key) targets tried all or nothing, now
      * ({@code RateLimiter.tryAcquireAll} when they share one rule).
      */
-    TRY_ALL;
+    TRY_ALL,
+    /**
+     * {@code RateLimiter.tryCharge}: an estimate charged all or nothing, now; when admitted, its ticket is kept
+     * under the name the trace gives it, for a later {@link #SETTLE}.
+     */
+    CHARGE,
+    /** {@code RateLimiter.settle}: the ticket the trace names settled at its actual cost. */
+    SETTLE;
 
     /** The name in traces, e.g. {@code try_at_most}. */
     String wireName() {
@@ -31,12 +38,13 @@ enum TraceOp {
 
     /** Whether this op is decided like a request (output: a decision). */
     boolean decides() {
-        return this == TRY || this == TRY_AT_MOST || this == ACQUIRE || this == PEEK || this == TRY_ALL;
+        return this == TRY || this == TRY_AT_MOST || this == ACQUIRE || this == PEEK || this == TRY_ALL
+                || this == CHARGE;
     }
 
     /** Whether this op can charge permits (counted in the summary and the chart). */
     boolean charges() {
-        return this == TRY || this == TRY_AT_MOST || this == ACQUIRE || this == TRY_ALL;
+        return this == TRY || this == TRY_AT_MOST || this == ACQUIRE || this == TRY_ALL || this == CHARGE;
     }
 
     /** The op with this trace name, or null. */

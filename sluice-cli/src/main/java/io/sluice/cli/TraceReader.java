@@ -8,6 +8,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sluice.RateLimiter;
+import io.sluice.Ticket;
 import java.io.BufferedReader;
 import java.io.Closeable;
 import java.io.IOException;
@@ -24,7 +25,7 @@ final class TraceReader implements Closeable {
     static final long MAX_TIME_MICROS = 1L << 53;
 
     private static final List<String> FIELDS = List.of("t_ms", "op", "key", "rule", "limit", "permits",
-            "max_wait_ms", "lease", "params", "keys", "targets");
+            "max_wait_ms", "lease", "params", "keys", "targets", "estimate", "lifetime_ms", "ticket", "actual");
     private static final int T_MS = 1;
     private static final int OP = 1 << 1;
     private static final int KEY = 1 << 2;
@@ -36,6 +37,10 @@ final class TraceReader implements Closeable {
     private static final int PARAMS = 1 << 8;
     private static final int KEYS = 1 << 9;
     private static final int TARGETS = 1 << 10;
+    private static final int ESTIMATE = 1 << 11;
+    private static final int LIFETIME = 1 << 12;
+    private static final int TICKET = 1 << 13;
+    private static final int ACTUAL = 1 << 14;
 
     private final BufferedReader in;
     private final String source;
@@ -100,6 +105,9 @@ final class TraceReader implements Closeable {
         long lease = 0;
         JsonNode params = null;
         JsonNode list = null;
+        String ticket = null;
+        long lifetime = Ticket.DEFAULT_LIFETIME.toNanos() / 1_000;
+        long actual = 0;
         try (JsonParser p = json.createParser(text)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw error("", "expected a JSON object (one request per line)");
@@ -124,7 +132,7 @@ final class TraceReader implements Closeable {
                         op = TraceOp.byWireName(name);
                         if (op == null) {
                             throw error(field, "expected one of try, try_at_most, acquire, peek, release, reset,"
-                                    + " set_limit, try_all; was \"" + name + "\"");
+                                    + " set_limit, try_all, charge, settle; was \"" + name + "\"");
                         }
                         break;
                     }
@@ -145,6 +153,19 @@ final class TraceReader implements Closeable {
                         break;
                     case LEASE:
                         lease = integer(p, value, field);
+                        break;
+                    case ESTIMATE:
+                        // A charge's estimate is its permits: the limiter checks it against the rule alike.
+                        permits = integer(p, value, field);
+                        break;
+                    case LIFETIME:
+                        lifetime = millis(p, value, field, MAX_TIME_MICROS);
+                        break;
+                    case TICKET:
+                        ticket = string(p, value, field);
+                        break;
+                    case ACTUAL:
+                        actual = integer(p, value, field);
                         break;
                     case KEYS:
                     case TARGETS:
@@ -169,6 +190,9 @@ final class TraceReader implements Closeable {
                     + (e.getLocation() == null ? "?" : e.getLocation().getColumnNr()) + "): " + e.getOriginalMessage());
         }
         TraceLine line = check(seen, time, op, key, rule, limit, permits, maxWait, lease, params);
+        if (op == TraceOp.CHARGE || op == TraceOp.SETTLE) {
+            return withTicket(line, ticket, lifetime, actual);
+        }
         return op == TraceOp.TRY_ALL ? withTargets(line, seen, list) : line;
     }
 
@@ -222,7 +246,34 @@ final class TraceReader implements Closeable {
             targets.add(new TraceLine.Target(ruleName, limitName, checkedKey(k.textValue(), at + ".key")));
         }
         return new TraceLine(line.line(), line.op(), line.timeMicros(), null, null, null, line.permits(),
-                line.maxWaitMicros(), line.lease(), null, List.copyOf(targets));
+                line.maxWaitMicros(), line.lease(), null, List.copyOf(targets), null);
+    }
+
+    /**
+     * A {@code charge} or {@code settle} line's ticket: its name (the characters a ticket id may have, as the
+     * store's), a {@code charge}'s lifetime (1 ms to 1 day) and a {@code settle}'s actual cost (0 to 10^12).
+     */
+    private TraceLine withTicket(TraceLine line, String name, long lifetimeMicros, long actual)
+            throws InputException {
+        try {
+            Ticket.checkId(name);
+        } catch (IllegalArgumentException e) {
+            throw error("ticket", e.getMessage().replace("ticket id", "a ticket name"));
+        }
+        long min = Ticket.MIN_LIFETIME.toNanos() / 1_000;
+        long max = Ticket.MAX_LIFETIME.toNanos() / 1_000;
+        if (lifetimeMicros < min || lifetimeMicros > max) {
+            throw error("lifetime_ms", "expected milliseconds in [" + Millis.format(min) + ", " + Millis.format(max)
+                    + "]; was " + Millis.format(lifetimeMicros));
+        }
+        try {
+            Ticket.checkActual(actual);
+        } catch (IllegalArgumentException e) {
+            throw error("actual", "expected an integer in [0, " + io.sluice.Limit.MAX_COUNT + "]; was " + actual);
+        }
+        return new TraceLine(line.line(), line.op(), line.timeMicros(), line.key(), line.rule(), line.limit(),
+                line.permits(), line.maxWaitMicros(), line.lease(), null, List.of(),
+                new TraceLine.TicketRef(name, lifetimeMicros, actual));
     }
 
     private String checkedKey(String key, String field) throws InputException {
@@ -258,6 +309,14 @@ final class TraceReader implements Closeable {
                 allowed = KEY | RULE | LIMIT | PERMITS | MAX_WAIT;
                 required = KEY;
                 break;
+            case CHARGE:
+                allowed = KEY | RULE | LIMIT | ESTIMATE | LIFETIME | TICKET;
+                required = KEY | ESTIMATE | TICKET;
+                break;
+            case SETTLE:
+                allowed = KEY | RULE | LIMIT | TICKET | ACTUAL;
+                required = KEY | TICKET | ACTUAL;
+                break;
             case TRY_ALL:
                 // keys with one rule (or limit), or targets naming their own: withTargets checks which.
                 allowed = (seen & TARGETS) != 0 ? TARGETS | PERMITS : KEYS | RULE | LIMIT | PERMITS;
@@ -291,7 +350,11 @@ final class TraceReader implements Closeable {
         }
         long minPermits = op == TraceOp.PEEK ? 0 : 1;
         // Absent means 1; any value given is checked, -1 included (it once stood for "absent" here).
-        if ((seen & PERMITS) == 0) {
+        if (op == TraceOp.CHARGE) {
+            if (permits < 1) {
+                throw error("estimate", "expected an integer of at least 1; was " + permits);
+            }
+        } else if ((seen & PERMITS) == 0) {
             permits = 1;
         } else if (permits < minPermits) {
             throw error("permits", "expected an integer of at least " + minPermits + "; was " + permits);
@@ -324,6 +387,14 @@ final class TraceReader implements Closeable {
                 return KEYS;
             case "targets":
                 return TARGETS;
+            case "estimate":
+                return ESTIMATE;
+            case "lifetime_ms":
+                return LIFETIME;
+            case "ticket":
+                return TICKET;
+            case "actual":
+                return ACTUAL;
             default:
                 return 0;
         }

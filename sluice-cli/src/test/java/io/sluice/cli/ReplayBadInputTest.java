@@ -59,9 +59,52 @@ class ReplayBadInputTest {
     void unknownAndDuplicateFields() throws IOException {
         assertBadTrace("{\"t_ms\": 1000, \"key\": \"u1\", \"rule\": \"api\", \"weight\": 2}",
                 "weight: unknown field; a trace line has t_ms, op, key, rule, limit, permits, max_wait_ms, lease, params,"
-                        + " keys, targets");
+                        + " keys, targets, estimate, lifetime_ms, ticket, actual");
         assertBadTrace("{\"t_ms\": 1000, \"key\": \"u1\", \"key\": \"u2\", \"rule\": \"api\"}",
                 "key: appears twice in the line");
+    }
+
+    @Test
+    void chargeAndSettleLinesNameTheirBadField() throws IOException {
+        String charge = "{\"t_ms\": 1000, \"op\": \"charge\", \"key\": \"u1\", \"rule\": \"api\", ";
+        assertBadTrace(charge + "\"ticket\": \"c1\"}", "estimate: missing; op charge needs it");
+        assertBadTrace(charge + "\"estimate\": 1}", "ticket: missing; op charge needs it");
+        assertBadTrace(charge + "\"estimate\": 0, \"ticket\": \"c1\"}",
+                "estimate: expected an integer of at least 1; was 0");
+        assertBadTrace(charge + "\"estimate\": 3, \"ticket\": \"c1\"}", "estimate: estimate must be in [1, 2] for"
+                + " rule 'api', was 3");
+        assertBadTrace(charge + "\"estimate\": 1, \"ticket\": \"c 1\"}",
+                "ticket: a ticket name must be 1 to 64 characters of [A-Za-z0-9_-], has ' ' at index 1");
+        assertBadTrace(charge + "\"estimate\": 1, \"ticket\": \"c1\", \"lifetime_ms\": 0}",
+                "lifetime_ms: expected milliseconds in [1, 86400000]; was 0");
+        assertBadTrace(charge + "\"permits\": 1, \"estimate\": 1, \"ticket\": \"c1\"}",
+                "permits: op charge does not take permits");
+        String settle = "{\"t_ms\": 1000, \"op\": \"settle\", \"key\": \"u1\", \"rule\": \"api\", ";
+        assertBadTrace(settle + "\"ticket\": \"c1\"}", "actual: missing; op settle needs it");
+        assertBadTrace(settle + "\"ticket\": \"c1\", \"actual\": -1}",
+                "actual: expected an integer in [0, 1000000000000]; was -1");
+        assertBadTrace(settle + "\"ticket\": \"c1\", \"actual\": 1, \"estimate\": 2}",
+                "estimate: op settle does not take estimate");
+    }
+
+    @Test
+    void aTicketNameStillOpenOrARuleThatCannotSettleIsAnError() throws IOException {
+        Path trace = write("trace.jsonl", "{\"t_ms\": 1000, \"op\": \"charge\", \"key\": \"u1\", \"rule\": \"api\","
+                + " \"estimate\": 1, \"ticket\": \"c1\"}\n"
+                + "{\"t_ms\": 1001, \"op\": \"charge\", \"key\": \"u1\", \"rule\": \"api\", \"estimate\": 1,"
+                + " \"ticket\": \"c1\"}\n");
+        ReplayRun run = replay("--rules", rules, "--trace", trace);
+        assertThat(run.exitCode()).as(run.err()).isEqualTo(1);
+        assertThat(run.err().strip()).isEqualTo("sluice replay: " + trace + ":2: ticket: ticket \"c1\" of key \"u1\""
+                + " is still open (charged on line 1); a ticket name must be unique per rule and key until its ticket"
+                + " is settled or expires");
+
+        Path leases = write("leases.jsonl", "{\"t_ms\": 1000, \"op\": \"charge\", \"key\": \"u1\","
+                + " \"limit\": \"in_flight\", \"estimate\": 1, \"ticket\": \"c1\"}\n");
+        ReplayRun refused = replay("--rules", rules, "--trace", leases);
+        assertThat(refused.exitCode()).as(refused.err()).isEqualTo(1);
+        assertThat(refused.err().strip()).startsWith("sluice replay: " + leases + ":1: limit: limit 'in_flight' of rule"
+                + " 'limit:in_flight' is concurrency, which cannot settle a ticket");
     }
 
     @Test
@@ -84,7 +127,8 @@ class ReplayBadInputTest {
         assertBadTrace("{\"t_ms\": 1000, \"key\": 42, \"rule\": \"api\"}", "key: expected a string; was 42");
         assertBadTrace("{\"t_ms\": 1000, \"key\": \"\", \"rule\": \"api\"}", "key: key must be a non-empty string");
         assertBadTrace("{\"t_ms\": 1000, \"key\": \"u1\", \"rule\": \"api\", \"op\": \"take\"}",
-                "op: expected one of try, try_at_most, acquire, peek, release, reset, set_limit, try_all; was \"take\"");
+                "op: expected one of try, try_at_most, acquire, peek, release, reset, set_limit, try_all, charge,"
+                        + " settle; was \"take\"");
     }
 
     @Test

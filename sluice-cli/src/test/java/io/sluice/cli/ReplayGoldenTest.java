@@ -22,7 +22,7 @@ class ReplayGoldenTest {
     @ParameterizedTest
     @ValueSource(strings = {"fixed_window", "sliding_log", "sliding_window", "rolling_window", "token_bucket",
             "gcra", "leaky_bucket", "smooth_bursty", "smooth_warming_up", "refresh_period", "concurrency",
-            "multi_limit", "shadow", "calendar_window", "together", "tiers", "lockout"})
+            "multi_limit", "shadow", "calendar_window", "together", "tiers", "lockout", "settle"})
     void decisionsMatchTheHandCheckedGolden(String name) throws Exception {
         ReplayRun run = replay("--rules", resource(name + ".yaml"), "--trace", resource(name + ".jsonl"));
 

@@ -36,7 +36,10 @@ import java.util.Locale;
  * than {@code raise}, is decided by it ({@link io.sluice.Decision#source()} says so). A circuit breaker (the
  * Redis store's) stops calling after a few consecutive such failures, so an outage costs one timeout and then
  * local speed. After a timeout the call may still be decided on the server, once at most: the store never
- * sends a call twice.
+ * sends a call twice. <b>Estimated charges</b> ({@link io.sluice.RateLimiter#tryCharge},
+ * {@link io.sluice.RateLimiter#settle}) are made on the server's store, which keeps the ticket, so a ticket may
+ * be settled from any process; their failures are raised, never decided by a policy
+ * (docs/reference/settle.md).
  */
 public interface RemoteStore extends Store {
 

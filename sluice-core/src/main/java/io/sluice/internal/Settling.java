@@ -31,6 +31,15 @@ public final class Settling {
     }
 
     /**
+     * The refusal of a charge whose ticket id is still open for the same rule and key: the same words from every
+     * store (the in-memory store's {@code TicketBook}, the Redis store's {@code settle.lua}).
+     */
+    public static IllegalArgumentException alreadyOpen(String rule, String key, String ticketId) {
+        return new IllegalArgumentException("ticket id '" + ticketId + "' is already open for key '" + key
+                + "' of rule '" + rule + "'; a ticket id must be unique while its ticket lives");
+    }
+
+    /**
      * Refuses a rule with a limit that cannot settle, naming the limit, before anything is charged.
      *
      * @throws UnsupportedOperationException naming the limit, its algorithm and why

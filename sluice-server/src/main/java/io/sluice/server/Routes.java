@@ -59,6 +59,9 @@ final class Routes {
         route(sb, HttpMethod.POST, "/v1/check/batch", guarded(auth, "http",
                 new CheckService(rules::get, parser, envoy, metrics, storeErrors, true, settings.maxBodyBytes(),
                         store)));
+        SettleService settle = new SettleService(rules::get, parser, metrics, storeErrors, settings.maxBodyBytes());
+        route(sb, HttpMethod.POST, "/v1/charge", guarded(auth, "http", settle.charge()));
+        route(sb, HttpMethod.POST, "/v1/settle", guarded(auth, "http", settle.settle()));
         route(sb, HttpMethod.POST, "/json", guarded(auth, "json",
                 new EnvoyJsonService(rules::get, envoy, settings, metrics, storeErrors)));
         StoreService remote = new StoreService(store, new RemoteRules(rules::get), metrics, storeErrors, clientClock,

@@ -69,6 +69,7 @@ final class ServerMetrics {
     private final ConcurrentMap<String, Timer> latency = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Counter> simple = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Counter> lockouts = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, Counter> settlements = new ConcurrentHashMap<>();
     private final AtomicInteger rules = new AtomicInteger();
     private volatile DistributionSummary batchCalls;
 
@@ -127,6 +128,18 @@ final class ServerMetrics {
         lockouts.computeIfAbsent(api + '\0' + rule, k -> Counter.builder("sluice.lockouts")
                 .description("Lockouts that began: keys locked out by their rejections, by API and rule")
                 .tags("api", api, "rule", rule).register(registry)).increment();
+    }
+
+    /**
+     * Counts a settlement of an estimated charge ({@code POST /v1/settle}):
+     * {@code sluice_settlements_total{api,rule,outcome}}, {@code settled} when it found the ticket, else
+     * {@code not_settled} (settled already, expired, or of a key whose tier is not counted).
+     */
+    void settlement(String api, String rule, boolean settled) {
+        String outcome = settled ? "settled" : "not_settled";
+        settlements.computeIfAbsent(api + '\0' + rule + '\0' + outcome, k -> Counter.builder("sluice.settlements")
+                .description("Settlements of estimated charges, by API, rule and outcome")
+                .tags("api", api, "rule", rule, "outcome", outcome).register(registry)).increment();
     }
 
     /**

@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * try (SluiceServer server = SluiceServer.builder().httpPort(0).grpcPort(0).build().start()) {
- *     int port = server.httpPort();   // POST /v1/check, /v1/check/batch, /json, /v1/store/*, /v1/admin/*;
+ *     int port = server.httpPort();   // POST /v1/check, /v1/check/batch, /v1/charge, /v1/settle, /json,
+ *                                     // /v1/store/*, /v1/admin/*;
  *                                     // GET /health, /ready, /metrics, /v1/admin/top
  *     ...
  * }

@@ -13,8 +13,10 @@ import io.sluice.Limit;
 import io.sluice.RateLimiter;
 import io.sluice.Request;
 import io.sluice.Rule;
+import io.sluice.Settlement;
 import io.sluice.SluiceListener;
 import io.sluice.Store;
+import io.sluice.Ticket;
 import io.sluice.redis.RedisUnavailableException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -39,6 +41,11 @@ import java.util.concurrent.CompletionException;
  * would have rejected, {@code "locked_out": true} when the rule's lockout rejected (times in whole
  * microseconds, -1 for "never" and for no lease),
  * <code>{"released": bool}</code> or <code>{"reset": true}</code>.</li>
+ * <li>{@code POST /v1/store/call} with {@code op} {@code charge} ({@code "estimate", "ticket", "lifetime_us"}:
+ * {@link Store#charge}, answered with the decision) or {@code settle} ({@code "ticket", "actual"}:
+ * {@link Store#settle}, answered <code>{"settled": bool, "estimate": n, "actual": n}</code>); the ticket stays in
+ * this server's store. A ticket id still open for the rule and key is a 400 {@code invalid}; a rule the store
+ * cannot settle a 422 {@code cannot_settle}.</li>
  * <li>{@code POST /v1/store/call} with <code>"targets": [{"rule", "fingerprint", "key"}, ...]</code> in place of
  * {@code rule}, {@code fingerprint} and {@code key}: one request (op {@code try, try_at_most, reserve, peek})
  * decided over every target all or nothing ({@link Store#decideTogether}), answered with the one decision.
@@ -57,7 +64,7 @@ final class StoreService {
 
     static final String API = "store";
     private static final Set<String> CALL_FIELDS = Set.of("rule", "fingerprint", "key", "op", "permits",
-            "max_wait_us", "lease", "now_us", "targets");
+            "max_wait_us", "lease", "now_us", "targets", "estimate", "ticket", "lifetime_us", "actual");
 
     private final Store store;
     private final RemoteRules rules;
@@ -179,9 +186,11 @@ final class StoreService {
                         : RequestClock.at(c.nowMicros, () -> run(ctx, c, rule));
             }
         } catch (IllegalArgumentException e) {
-            // A repeated target, or targets the store cannot decide together: nothing was charged.
+            // A repeated target, or targets the store cannot decide together; or a charge whose ticket id is
+            // still open: nothing was charged.
             metrics.invalidRequest(API);
-            return done(error(HttpStatus.BAD_REQUEST, "invalid", "targets: " + e.getMessage()));
+            return done(error(HttpStatus.BAD_REQUEST, "invalid", targets != null ? "targets: " + e.getMessage()
+                    : e.getMessage()));
         } catch (RuntimeException e) {
             answer = CompletableFuture.failedFuture(e);
         }
@@ -218,6 +227,13 @@ final class StoreService {
                     return ok("{\"reset\":true}");
                 }, ctx.blockingTaskExecutor());
             }
+            case "charge":
+                return store.chargeAsync(rule, c.key, c.permits, c.ticket, c.lifetimeMicros).thenApply(d -> {
+                    listener.onDecision(rule, c.key, d);
+                    return ok(decision(d));
+                });
+            case "settle":
+                return store.settleAsync(rule, c.key, c.ticket, c.actual).thenApply(s -> ok(settlement(s)));
             default:
                 return store.decideAsync(rule, c.key, c.request).thenApply(d -> {
                     listener.onDecision(rule, c.key, d);
@@ -228,6 +244,16 @@ final class StoreService {
 
     private Answer failed(Throwable e) {
         Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        if (cause instanceof IllegalArgumentException) {
+            // A charge whose ticket id is still open (the Redis store finds it inside its script): nothing charged.
+            metrics.invalidRequest(API);
+            return error(HttpStatus.BAD_REQUEST, "invalid", cause.getMessage());
+        }
+        if (cause instanceof UnsupportedOperationException) {
+            // A charge of a rule whose limit (or mode) cannot settle: refused before anything was charged.
+            metrics.invalidRequest(API);
+            return error(HttpStatus.UNPROCESSABLE_ENTITY, "cannot_settle", cause.getMessage());
+        }
         storeErrors.record(API, cause);
         String message = cause.getMessage() == null ? cause.toString() : cause.getMessage();
         return cause instanceof RedisUnavailableException
@@ -257,6 +283,11 @@ final class StoreService {
             s.append(",\"locked_out\":true");
         }
         return s.append('}').toString();
+    }
+
+    /** A settlement as the remote store reads it back. */
+    static String settlement(Settlement s) {
+        return "{\"settled\":" + s.settled() + ",\"estimate\":" + s.estimate() + ",\"actual\":" + s.actual() + "}";
     }
 
     private static long micros(long v) {
@@ -290,9 +321,21 @@ final class StoreService {
         Request request;
         /** For a call over several targets: each target's rule, fingerprint and key; else null. */
         List<String[]> targets;
+        /** For {@code charge} and {@code settle}: the ticket's id. */
+        String ticket;
+        long lifetimeMicros;
+        long actual;
 
         void check(Rule r) throws InvalidRequestException {
-            if (op.equals("release") || op.equals("reset")) {
+            if (op.equals("release") || op.equals("reset") || op.equals("settle")) {
+                return;
+            }
+            if (op.equals("charge")) {
+                long max = Math.min(r.maxPermits(), Limit.MAX_COUNT);
+                if (permits < 1 || permits > max) {
+                    throw InvalidRequestException.at("estimate", "expected an integer in [1, " + max
+                            + "] for rule '" + r.name() + "'; was " + permits);
+                }
                 return;
             }
             long max = op.equals("try_at_most") ? Limit.MAX_COUNT : Math.min(r.maxPermits(), Limit.MAX_COUNT);
@@ -338,8 +381,33 @@ final class StoreService {
             case "try", "try_at_most", "reserve", "peek" -> c.permits = number(root, "permits");
             case "release" -> c.lease = number(root, "lease");
             case "reset" -> { }
+            case "charge" -> {
+                c.permits = number(root, "estimate");
+                c.ticket = ticketId(root);
+                c.lifetimeMicros = number(root, "lifetime_us");
+                if (c.lifetimeMicros < MIN_LIFETIME_US || c.lifetimeMicros > MAX_LIFETIME_US) {
+                    throw InvalidRequestException.at("lifetime_us", "expected microseconds in [" + MIN_LIFETIME_US
+                            + ", " + MAX_LIFETIME_US + "]; was " + c.lifetimeMicros);
+                }
+            }
+            case "settle" -> {
+                c.ticket = ticketId(root);
+                c.actual = number(root, "actual");
+                try {
+                    Ticket.checkActual(c.actual);
+                } catch (IllegalArgumentException e) {
+                    throw InvalidRequestException.at("actual", e.getMessage());
+                }
+            }
             default -> throw InvalidRequestException.at("op", "expected one of try, try_at_most, reserve, peek,"
-                    + " release, reset; was \"" + c.op + "\"");
+                    + " release, reset, charge, settle; was \"" + c.op + "\"");
+        }
+        for (String field : List.of("estimate", "ticket", "lifetime_us", "actual")) {
+            boolean takes = c.op.equals("charge") ? !field.equals("actual")
+                    : c.op.equals("settle") && (field.equals("ticket") || field.equals("actual"));
+            if (root.has(field) && !takes) {
+                throw InvalidRequestException.at(field, "not used by op " + c.op);
+            }
         }
         if (root.has("max_wait_us")) {
             if (!c.op.equals("reserve")) {
@@ -364,6 +432,17 @@ final class StoreService {
             c.nowMicros = now;
         }
         return c;
+    }
+
+    private static final long MIN_LIFETIME_US = Ticket.MIN_LIFETIME.toNanos() / 1_000;
+    private static final long MAX_LIFETIME_US = Ticket.MAX_LIFETIME.toNanos() / 1_000;
+
+    private static String ticketId(JsonNode root) throws InvalidRequestException {
+        try {
+            return Ticket.checkId(text(root, "ticket"));
+        } catch (IllegalArgumentException e) {
+            throw InvalidRequestException.at("ticket", e.getMessage());
+        }
     }
 
     /** The {@code targets} of a call over several: each <code>{"rule", "fingerprint", "key"}</code>. */

@@ -58,7 +58,7 @@ class SecurityIT {
                         .POST(java.net.http.HttpRequest.BodyPublishers.ofString(check)).build()).statusCode())
                         .as(wrong).isEqualTo(401);
             }
-            for (String path : List.of("/v1/check/batch", "/json")) {
+            for (String path : List.of("/v1/check/batch", "/json", "/v1/charge", "/v1/settle")) {
                 assertThat(t.post(path, "{}").statusCode()).isEqualTo(401);
             }
             for (String path : List.of("/metrics", "/v1/rules")) {

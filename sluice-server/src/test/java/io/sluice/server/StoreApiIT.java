@@ -102,6 +102,49 @@ class StoreApiIT {
     }
 
     @Test
+    void chargeAndSettleKeepTheTicketInTheServersStoreAndRefuseBadFields() {
+        Rule own = Rule.of("client-tokens", FixedWindow.of(100, Duration.ofMinutes(1)));
+        String head = "{\"rule\":\"client-tokens\",\"fingerprint\":\"" + RuleText.fingerprint(own)
+                + "\",\"key\":\"k\",";
+        String charge = head + "\"op\":\"charge\",\"estimate\":60,\"ticket\":\"t-1\",\"lifetime_us\":60000000}";
+        try (TestServer t = TestServer.start(dir, List.of(RULES), b -> { })) {
+            t.post("/v1/store/rules", RuleText.of(own));
+            assertThat(t.post("/v1/store/call", charge).body()).contains("\"allowed\":true").contains("\"remaining\":40");
+            HttpResponse<String> again = t.post("/v1/store/call", charge);
+            assertThat(again.statusCode()).isEqualTo(400);
+            assertThat(again.body()).isEqualTo("{\"error\":\"ticket id 't-1' is already open for key 'k' of rule"
+                    + " 'client-tokens'; a ticket id must be unique while its ticket lives\",\"code\":\"invalid\"}");
+            assertThat(t.post("/v1/store/call", head + "\"op\":\"settle\",\"ticket\":\"t-1\",\"actual\":15}").body())
+                    .isEqualTo("{\"settled\":true,\"estimate\":60,\"actual\":15}");
+            assertThat(t.post("/v1/store/call", head + "\"op\":\"settle\",\"ticket\":\"t-1\",\"actual\":15}").body())
+                    .isEqualTo("{\"settled\":false,\"estimate\":0,\"actual\":0}");
+            assertThat(t.post("/v1/store/call", call(own, "k", "peek", 0)).body()).contains("\"remaining\":85");
+
+            assertThat(t.post("/v1/store/call", charge.replace("60,", "101,")).body())
+                    .contains("estimate: expected an integer in [1, 100] for rule 'client-tokens'; was 101");
+            assertThat(t.post("/v1/store/call", charge.replace("t-1", "t 1")).body()).contains("ticket: ticket id must be");
+            assertThat(t.post("/v1/store/call", charge.replace("60000000", "0")).body())
+                    .contains("lifetime_us: expected microseconds in [1000, 86400000000]; was 0");
+            assertThat(t.post("/v1/store/call", head + "\"op\":\"settle\",\"ticket\":\"t-1\",\"actual\":-1}")
+                    .body()).contains("actual: actual must be in [0, 1000000000000], was -1");
+            assertThat(t.post("/v1/store/call", head + "\"op\":\"settle\",\"ticket\":\"t-1\",\"actual\":1,"
+                    + "\"estimate\":3}").body()).contains("estimate: not used by op settle");
+            assertThat(t.post("/v1/store/call", call(own, "k", "try", 1).replace("}", ",\"ticket\":\"x\"}")).body())
+                    .contains("ticket: not used by op try");
+
+            // A rule whose limit cannot settle: 422, nothing charged.
+            Rule bucket = Rule.of("client-bucket", io.sluice.TokenBucket.of(10, 1, Duration.ofSeconds(1)));
+            t.post("/v1/store/rules", RuleText.of(bucket));
+            HttpResponse<String> refused = t.post("/v1/store/call", "{\"rule\":\"client-bucket\",\"fingerprint\":\""
+                    + RuleText.fingerprint(bucket) + "\",\"key\":\"k\",\"op\":\"charge\",\"estimate\":1,"
+                    + "\"ticket\":\"t-2\",\"lifetime_us\":60000000}");
+            assertThat(refused.statusCode()).isEqualTo(422);
+            assertThat(refused.body()).contains("which cannot settle a ticket").contains("\"code\":\"cannot_settle\"");
+            assertThat(t.post("/v1/store/call", call(bucket, "k", "peek", 0)).body()).contains("\"remaining\":10");
+        }
+    }
+
+    @Test
     void theClockOptionTakesServerOrClient() throws Exception {
         assertThat(ServeCommand.configure(new String[] {"--clock", "client"}, name -> null)).isNotNull();
         assertThat(ServeCommand.configure(new String[] {"--clock=server"}, name -> null)).isNotNull();

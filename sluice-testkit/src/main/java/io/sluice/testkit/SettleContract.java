@@ -202,6 +202,24 @@ public abstract class SettleContract {
     }
 
     @Test
+    void aChargeWithTheIdOfATicketStillOpenIsRefusedAndChargesNothing() {
+        Rule rule = Rule.of("settle_id_" + UUID.randomUUID().toString().substring(0, 8), FixedWindow.of(10, MINUTE));
+        RateLimiter limiter = limiter(rule);
+        long life = Ticket.lifetimeMicros(Ticket.DEFAULT_LIFETIME);
+        assertThat(store.charge(rule, "k", 3, "call-1", life).allowed()).isTrue();
+        assertThatThrownBy(() -> store.charge(rule, "k", 3, "call-1", life))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ticket id 'call-1' is already open for key 'k'");
+        assertThat(limiter.peek("k", 0).remaining()).as("the refused charge charged nothing").isEqualTo(7);
+        // The id is unique per rule and key while its ticket lives: another key may use it, and so may a
+        // charge after the ticket settled.
+        assertThat(store.charge(rule, "k2", 3, "call-1", life).allowed()).isTrue();
+        assertThat(store.settle(rule, "k", "call-1", 3).settled()).isTrue();
+        assertThat(store.charge(rule, "k", 2, "call-1", life).allowed()).isTrue();
+        assertThat(limiter.peek("k", 0).remaining()).isEqualTo(5);
+    }
+
+    @Test
     void aRejectedChargeHasNoTicketAndChargesNothing() {
         RateLimiter limiter = limiter(FixedWindow.of(10, MINUTE));
         assertThat(limiter.tryCharge("k", 8).allowed()).isTrue();

@@ -13,6 +13,7 @@ import io.sluice.Clock;
 import io.sluice.Decision;
 import io.sluice.Request;
 import io.sluice.Rule;
+import io.sluice.Settlement;
 import io.sluice.SluiceListener;
 import io.sluice.client.RemoteStore;
 import io.sluice.client.RemoteStoreException;
@@ -196,6 +197,57 @@ public final class DefaultRemoteStore implements RemoteStore {
                 ? CompletableFuture.completedFuture(false) : CompletableFuture.failedFuture(e));
     }
 
+    @Override
+    public Decision charge(Rule rule, String key, long estimate, String ticketId, long lifetimeMicros) {
+        return join(chargeAsync(rule, key, estimate, ticketId, lifetimeMicros));
+    }
+
+    /**
+     * An estimated charge on the server's store, which keeps the ticket (docs/reference/settle.md). A failure is
+     * raised, never decided by the rule's failure policy: an estimate the local fallback charged could not be
+     * settled on the server. A ticket id still open for the rule and key is an {@link IllegalArgumentException},
+     * and a rule the server's store cannot settle an {@link UnsupportedOperationException}, with the server's
+     * words.
+     */
+    @Override
+    public CompletableFuture<Decision> chargeAsync(Rule rule, String key, long estimate, String ticketId,
+                                                   long lifetimeMicros) {
+        try {
+            Wire w = wire(rule);
+            String body = Protocol.charge(w.rule().name(), w.fingerprint(), key, estimate, ticketId, lifetimeMicros,
+                    now());
+            return refused(remote(breaker.call("charge", () -> send(w, body))).thenApply(Protocol::decision));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public Settlement settle(Rule rule, String key, String ticketId, long actual) {
+        return join(settleAsync(rule, key, ticketId, actual));
+    }
+
+    /** The settlement of a ticket on the server's store; as {@link #chargeAsync}, a failure is raised. */
+    @Override
+    public CompletableFuture<Settlement> settleAsync(Rule rule, String key, String ticketId, long actual) {
+        try {
+            Wire w = wire(rule);
+            String body = Protocol.settle(w.rule().name(), w.fingerprint(), key, ticketId, actual, now());
+            return refused(remote(breaker.call("settle", () -> send(w, body))).thenApply(Protocol::settlement));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** A 400 as the {@link IllegalArgumentException} the in-process stores throw for it, with the server's words. */
+    private static <T> CompletableFuture<T> refused(CompletableFuture<T> call) {
+        return call.exceptionallyCompose(e -> {
+            Throwable t = unwrap(e);
+            return CompletableFuture.failedFuture(t instanceof InvalidCall ? new IllegalArgumentException(
+                    ((InvalidCall) t).serverMessage) : t);
+        });
+    }
+
     /** Forgets the key on the server and in the local fallback; a server out of reach throws. */
     @Override
     public void reset(Rule rule, String key) {
@@ -299,7 +351,10 @@ public final class DefaultRemoteStore implements RemoteStore {
             case 504:
                 throw new RemoteUnavailableException(where + ": " + message, null);
             case 400:
-                throw new InvalidCall(where + " answered 400: " + message);
+                throw new InvalidCall(where + " answered 400: " + message, message);
+            case 422:
+                // The server's store cannot do this for the rule (a charge of a rule that cannot settle).
+                throw new UnsupportedOperationException(message);
             default:
                 throw new RemoteStoreException(where + " answered " + status + ": " + message);
         }
@@ -341,9 +396,12 @@ public final class DefaultRemoteStore implements RemoteStore {
     /** A 400: the server refused the call as invalid and charged nothing. */
     private static final class InvalidCall extends RemoteStoreException {
         private static final long serialVersionUID = 1L;
+        /** The server's own words, without where they came from. */
+        final String serverMessage;
 
-        InvalidCall(String message) {
+        InvalidCall(String message, String serverMessage) {
             super(message);
+            this.serverMessage = serverMessage;
         }
     }
 

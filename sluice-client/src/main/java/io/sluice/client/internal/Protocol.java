@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import io.sluice.Decision;
 import io.sluice.Request;
+import io.sluice.Settlement;
 import io.sluice.client.RemoteStoreException;
 import java.io.IOException;
 import java.util.Locale;
@@ -61,6 +62,22 @@ final class Protocol {
 
     static String release(String rule, String fingerprint, String key, long lease, Long now) {
         return tail(head(rule, fingerprint, key, "release").append(",\"lease\":").append(lease), now);
+    }
+
+    /**
+     * An estimated charge ({@code Store.charge}): the estimate, the ticket id (1 to 64 characters of
+     * {@code [A-Za-z0-9_-]}, so written without escaping) and the ticket's lifetime in microseconds.
+     */
+    static String charge(String rule, String fingerprint, String key, long estimate, String ticketId,
+                         long lifetimeMicros, Long now) {
+        return tail(head(rule, fingerprint, key, "charge").append(",\"estimate\":").append(estimate)
+                .append(",\"ticket\":\"").append(ticketId).append("\",\"lifetime_us\":").append(lifetimeMicros), now);
+    }
+
+    /** The settlement of a ticket at its actual cost ({@code Store.settle}). */
+    static String settle(String rule, String fingerprint, String key, String ticketId, long actual, Long now) {
+        return tail(head(rule, fingerprint, key, "settle").append(",\"ticket\":\"").append(ticketId)
+                .append("\",\"actual\":").append(actual), now);
     }
 
     static String reset(String rule, String fingerprint, String key, Long now) {
@@ -127,6 +144,33 @@ final class Protocol {
         }
         return new Decision(allowed, granted, remaining, retryAfter, resetAfter, wait, limit, lease, source,
                 shadowLimit, shadowRetryAfter);
+    }
+
+    /** <code>{"settled": bool, "estimate": n, "actual": n}</code>, as the server writes a {@link Settlement}. */
+    static Settlement settlement(byte[] body) {
+        boolean settled = false;
+        long estimate = -1;
+        long actual = -1;
+        try (JsonParser p = JSON.createParser(body)) {
+            expect(p.nextToken() == JsonToken.START_OBJECT, body);
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String field = p.currentName();
+                JsonToken value = p.nextToken();
+                switch (field) {
+                    case "settled" -> settled = value == JsonToken.VALUE_TRUE;
+                    case "estimate" -> estimate = p.getLongValue();
+                    case "actual" -> actual = p.getLongValue();
+                    default -> p.skipChildren();
+                }
+            }
+        } catch (IOException e) {
+            throw new RemoteStoreException("unreadable settlement from the server: " + e.getMessage());
+        }
+        if (estimate < 0 || actual < 0) {
+            throw new RemoteStoreException("unreadable settlement from the server: "
+                    + new String(body, java.nio.charset.StandardCharsets.UTF_8));
+        }
+        return settled ? new Settlement(true, estimate, actual) : Settlement.unknown();
     }
 
     /** {@code {"released": bool}}. */

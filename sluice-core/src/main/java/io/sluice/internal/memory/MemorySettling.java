@@ -37,8 +37,7 @@ final class MemorySettling {
         Settling.check(rule);
         TicketBook.Id id = new TicketBook.Id(rule.name(), key, ticketId);
         if (tickets.holds(id, store.clockNow())) {
-            throw new IllegalArgumentException("ticket id '" + ticketId + "' is already open for key '" + key
-                    + "' of rule '" + rule.name() + "'; a ticket id must be unique while its ticket lives");
+            throw Settling.alreadyOpen(rule.name(), key, ticketId);
         }
         Request request = Request.tryAcquire(estimate);
         Charged c = store.change(rule, key, (compiled, states, live, now) -> {

@@ -234,6 +234,23 @@ final class DecisionCall {
                 number(reply, at + 9));
     }
 
+    /**
+     * The start of rule.lua's error reply to a {@link #charge} whose ticket id is still open for the rule and
+     * key (the call charged nothing).
+     */
+    static final String TICKET_OPEN = "sluice: ticket id already open";
+
+    /** Whether a failed {@link #charge} failed because its ticket id is still open ({@link #TICKET_OPEN}). */
+    static boolean ticketOpen(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            if (t instanceof io.lettuce.core.RedisCommandExecutionException && t.getMessage() != null
+                    && t.getMessage().contains(TICKET_OPEN)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The outcome of a {@link #settle} call: whether it settled the ticket, its estimate and the actual cost. */
     io.sluice.Settlement settlement(List<Object> reply) {
         check(reply);

@@ -3,6 +3,7 @@ package io.sluice.redis.internal;
 import io.sluice.Decision;
 import io.sluice.Request;
 import io.sluice.Rule;
+import io.sluice.internal.Settling;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
@@ -91,13 +92,19 @@ final class ExactMode implements StoreMode {
         });
     }
 
-    /** An estimated charge (docs/reference/settle.md): a try of the estimate that writes a ticket when admitted. */
+    /**
+     * An estimated charge (docs/reference/settle.md): a try of the estimate that writes a ticket when admitted.
+     * A ticket id still open for the rule and key is refused by the script, charging nothing, and comes out as
+     * the {@link IllegalArgumentException} the in-memory store throws.
+     */
     CompletableFuture<Decision> charge(Rule rule, String key, long estimate, String ticketId, long lifetimeMicros) {
         return gate.call("charge", () -> {
             try {
                 DecisionCall call = script.charge(script.target(rule, key), estimate, ticketId, lifetimeMicros,
                         script.now());
-                return script.run(call.call()).thenApply(call::decision);
+                return script.run(call.call()).thenApply(call::decision).exceptionallyCompose(e ->
+                        CompletableFuture.failedFuture(DecisionCall.ticketOpen(e)
+                                ? Settling.alreadyOpen(rule.name(), key, ticketId) : e));
             } catch (RuntimeException e) {
                 return CompletableFuture.failedFuture(e);
             }

@@ -109,6 +109,8 @@ end
 -- Read after the replay check, which answers without it.
 local now, client_time, client_slack_ms = sluice.call_time(ARGV[4])
 
+-- Refused before anything is charged; the store turns this reply (DecisionCall.TICKET_OPEN) into the
+-- IllegalArgumentException the in-memory store throws.
 if op == "charge" and tickets.open(ticket_key, now) then
   return redis.error_reply("sluice: ticket id already open for this key; a ticket id must be unique while its"
     .. " ticket lives")
