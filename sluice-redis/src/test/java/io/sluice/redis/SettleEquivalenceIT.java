@@ -11,6 +11,7 @@ import io.sluice.RateLimiter;
 import io.sluice.RollingWindow;
 import io.sluice.Rule;
 import io.sluice.Settlement;
+import io.sluice.SlidingLog;
 import io.sluice.SlidingWindow;
 import io.sluice.Store;
 import io.sluice.Ticket;
@@ -44,6 +45,8 @@ class SettleEquivalenceIT {
                 FixedWindow.of(10, Duration.ofSeconds(2)),
                 CalendarWindow.of(12, CalendarWindow.Period.MINUTE, ZoneOffset.UTC),
                 SlidingWindow.of(10, Duration.ofSeconds(2)),
+                SlidingLog.of(10, Duration.ofSeconds(2)),
+                SlidingLog.of(6, Duration.ofSeconds(2)).withMinGap(Duration.ofMillis(150)),
                 RollingWindow.of(10, Duration.ofSeconds(2), Duration.ofMillis(300)),
                 Gcra.of(10, Duration.ofSeconds(2)).withBurst(10),
                 Gcra.of(7, Duration.ofSeconds(3)).withBurst(6),

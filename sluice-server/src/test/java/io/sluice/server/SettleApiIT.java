@@ -35,11 +35,11 @@ class SettleApiIT {
     static final String RULES = String.join("\n",
             "limits:",
             "  tokens: {algorithm: fixed_window, limit: 100, window: 1m}",
-            "  bucket: {algorithm: token_bucket, capacity: 10, refill_tokens: 1, refill_period: 1s}",
+            "  slots: {algorithm: concurrency, max_concurrent: 1, lease_ttl: 1m}",
             "  log: {algorithm: sliding_log, limit: 10, window: 1m}",
             "rules:",
             "  llm: {limits: [tokens]}",
-            "  burst: {limits: [bucket]}",
+            "  slots: {limits: [slots]}",
             "  logged: {limits: [log]}",
             "");
     private static final Pattern TICKET = Pattern.compile("\"ticket\":\"([A-Za-z0-9_-]+)\"");
@@ -185,21 +185,14 @@ class SettleApiIT {
     @ValueSource(strings = {"memory", "redis"})
     void aRuleThatCannotSettleIs422BeforeAnythingIsCharged(String store) {
         start(store);
-        HttpResponse<String> refused = charge("{\"rule\": \"burst\", \"key\": \"k\", \"estimate\": 4}");
+        HttpResponse<String> refused = charge("{\"rule\": \"slots\", \"key\": \"k\", \"estimate\": 1}");
         assertThat(refused.statusCode()).isEqualTo(422);
-        assertThat(refused.body()).isEqualTo("{\"error\":\"limit 'bucket' of rule 'burst' is token_bucket, which cannot"
-                + " settle a ticket: a refund of tokens is not yet proved to keep the burst bound when several tickets"
-                + " are open\"}");
-        assertThat(t.post("/v1/check", "{\"rule\": \"burst\", \"key\": \"k\", \"op\": \"peek\", \"permits\": 0}")
-                .body()).contains("\"remaining\":10");
-        HttpResponse<String> log = charge("{\"rule\": \"logged\", \"key\": \"k\", \"estimate\": 4}");
-        if (store.equals("memory")) {
-            assertThat(log.statusCode()).isEqualTo(200);
-        } else {
-            assertThat(log.statusCode()).isEqualTo(422);
-            assertThat(log.body()).contains("limit 'log' of rule 'logged' is sliding_log, which the Redis store cannot"
-                    + " settle yet");
-        }
+        assertThat(refused.body()).isEqualTo("{\"error\":\"limit 'slots' of rule 'slots' is concurrency, which cannot"
+                + " settle a ticket: it counts permits in flight, not a rate: return them with release(lease)\"}");
+        // Nothing was charged: the one slot is still free.
+        assertThat(t.post("/v1/check", "{\"rule\": \"slots\", \"key\": \"k\"}").statusCode()).isEqualTo(200);
+        // sliding_log settles in both stores.
+        assertThat(charge("{\"rule\": \"logged\", \"key\": \"k\", \"estimate\": 4}").statusCode()).isEqualTo(200);
     }
 
     /**
@@ -251,7 +244,7 @@ class SettleApiIT {
         assertError(charge("{\"rule\": \"llm\", \"key\": \"k\", \"estimate\": 1, \"permits\": 1}"), "permits: unknown"
                 + " field; a charge has rule (or limit), key, estimate, lifetime_ms and domain");
         assertError(charge("{\"rule\": \"nope\", \"key\": \"k\", \"estimate\": 1}"), "rule: unknown rule \"nope\"; the"
-                + " rules are llm, burst, logged");
+                + " rules are llm, slots, logged");
         assertError(charge("{\"key\": \"k\", \"estimate\": 1}"), "give exactly one of \"rule\" and \"limit\"");
         assertError(settle("bm90IGEgdGlja2V0", 1), "ticket: not a ticket of POST /v1/charge; send back the \"ticket\""
                 + " of its answer unchanged");

@@ -1,8 +1,6 @@
 package io.sluice.redis.internal;
 
-import io.sluice.AlgorithmName;
 import io.sluice.Decision;
-import io.sluice.Limit;
 import io.sluice.Mode;
 import io.sluice.Request;
 import io.sluice.Rule;
@@ -191,12 +189,6 @@ public final class DefaultRedisStore implements RedisStore {
                     + " exact mode");
         }
         Settling.check(rule);
-        for (Limit limit : rule.limits()) {
-            if (AlgorithmName.of(limit) == AlgorithmName.SLIDING_LOG) {
-                throw new UnsupportedOperationException("limit '" + limit.name() + "' of rule '" + rule.name()
-                        + "' is sliding_log, which the Redis store cannot settle yet (the in-memory store can)");
-            }
-        }
     }
 
     /** Forgets the key in Redis, in what every mode holds in process, and in the local fallback. */

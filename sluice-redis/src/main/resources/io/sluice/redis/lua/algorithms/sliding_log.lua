@@ -405,6 +405,55 @@ do
     return { log = log }
   end
 
+  -- Settling a ticket: SlidingLogAlgorithm's Settleable (mark, settle), whose comment derives it. The mark is the
+  -- time of the entry the charge went into; a refund takes its permits off that entry while it is in the window (an
+  -- entry at 0 leaves the log), an extra charge is appended at now and the log capped, as after every write.
+  function M.mark(state, now, p)
+    return newest(state.log)
+  end
+
+  function M.settle(state, now, mark, estimate, actual, p)
+    local t = clock(state, now)
+    local log = inWindow(state, t, p.window)
+    if actual > estimate then
+      return { log = capped(appended(log, t, actual - estimate), p) }
+    end
+    if actual == estimate then
+      return state
+    end
+    -- Lua only (a settlement is once per ticket, so it walks the log entry by entry and writes what is left as
+    -- one new run of freshly encoded entries: the same text the decisions' runs would join to, as fmt_b36 is
+    -- the only encoder).
+    local out = {}
+    local found = false
+    local n, sum = 0, 0
+    for i = 1, #log.runs do
+      local r = log.runs[i]
+      local pos = r.a
+      while pos <= r.b do
+        local time, permits, nextPos = entryAt(r.src, pos, r.b)
+        if not found and time == mark then
+          found = true
+          permits = permits - (estimate - actual)
+        end
+        if permits > 0 then
+          out[#out + 1] = S.fmt_b36(time) .. "," .. S.fmt_b36(permits)
+          n = n + 1
+          sum = sum + permits
+        end
+        pos = nextPos
+      end
+    end
+    if not found then
+      return state
+    end
+    if n == 0 then
+      return nil
+    end
+    local text = table.concat(out, ",")
+    return { log = newLog({ newRun(text, 1, #text, n, sum) }, n, sum) }
+  end
+
   -- ---------------------------------------------------------------------------------- storage
 
   -- Lua only (speed: reads the log from its stored text, see the header).
