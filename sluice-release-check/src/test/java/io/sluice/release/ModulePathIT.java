@@ -20,7 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The library modules on the module path: a small program in a module of its own reads a rule file
  * (io.sluice.rules) and decides on the in-memory store (io.sluice); a program that reaches for an internal
  * package does not compile; each library module's descriptor exports its API package only (and core its
- * internal packages to the Redis store alone).
+ * internal packages to the Redis store alone, the Redis store its internal package to the server and the
+ * remote client).
  */
 class ModulePathIT {
 
@@ -93,7 +94,8 @@ class ModulePathIT {
                 "qualified exports io.sluice.internal to io.sluice.redis",
                 "qualified exports io.sluice.internal.algorithm to io.sluice.redis");
         assertThat(exports(path, "io.sluice.rules")).containsExactly("exports io.sluice.rules");
-        assertThat(exports(path, "io.sluice.redis")).containsExactly("exports io.sluice.redis");
+        assertThat(exports(path, "io.sluice.redis")).containsExactlyInAnyOrder("exports io.sluice.redis",
+                "qualified exports io.sluice.redis.internal to io.sluice.client io.sluice.server");
         assertThat(exports(path, "io.sluice.micrometer")).containsExactly("exports io.sluice.micrometer");
     }
 
