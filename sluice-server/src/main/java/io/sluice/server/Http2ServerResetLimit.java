@@ -6,6 +6,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.ChannelPromise;
+import io.netty.handler.codec.http2.Http2Connection;
 import io.netty.handler.codec.http2.Http2ConnectionHandler;
 import io.netty.handler.codec.http2.Http2Error;
 import io.netty.handler.ssl.AbstractSniHandler;
@@ -163,18 +164,30 @@ final class Http2ServerResetLimit extends ChannelOutboundHandlerAdapter implemen
      * Ends the connection: a GOAWAY {@code ENHANCE_YOUR_CALM} naming the last stream the server took, then the
      * close, flushed first so that a client that reads gets the GOAWAY, and at once so that one that does not read
      * cannot hold the connection open. The last stream is the real one, not the 2^31-1 that a connection error's
-     * GOAWAY carries in Netty: a graceful close that began earlier has already sent 2^31-1, and Netty sends no
-     * second GOAWAY with the same last stream.
+     * GOAWAY carries in Netty.
+     *
+     * <p>When a graceful close began earlier, a GOAWAY already went out: Armeria begins one when a response cannot
+     * be written (a stream this attack had reset), first with 2^31-1 and, after the connection drain, with the
+     * real last stream. Netty sends no second GOAWAY naming the same last stream, so in that case the frame is
+     * written here, with the last stream the peer was already given (RFC 9113 §6.8: a later GOAWAY may not name a
+     * higher one), so that the client still learns why the connection ends.
      */
     private void goAway(ChannelHandlerContext ctx) {
         Http2ConnectionHandler handler = (Http2ConnectionHandler) http2.handler();
-        int lastStream = handler.connection().remote().lastStreamCreated();
+        Http2Connection connection = handler.connection();
+        int lastStream = connection.remote().lastStreamCreated();
         String why = "too many streams reset by the server: over " + maxResets + " within "
                 + TimeUnit.NANOSECONDS.toSeconds(windowNanos) + " seconds";
+        long code = Http2Error.ENHANCE_YOUR_CALM.code();
+        ByteBuf debugData = ByteBufUtil.writeAscii(ctx.alloc(), why);
+        if (connection.goAwaySent()) {
+            lastStream = Math.min(lastStream, connection.remote().lastStreamKnownByPeer());
+            handler.encoder().frameWriter().writeGoAway(http2, lastStream, code, debugData, http2.newPromise());
+        } else {
+            handler.goAway(http2, lastStream, code, debugData, http2.newPromise());
+        }
         LOG.atWarn().addKeyValue("event", "http2_reset_limit").addKeyValue("remote", ctx.channel().remoteAddress())
                 .addKeyValue("last_stream", lastStream).log("closing an HTTP/2 connection: {}", why);
-        handler.goAway(http2, lastStream, Http2Error.ENHANCE_YOUR_CALM.code(),
-                ByteBufUtil.writeAscii(ctx.alloc(), why), http2.newPromise());
         ctx.flush();
         ctx.close();
     }

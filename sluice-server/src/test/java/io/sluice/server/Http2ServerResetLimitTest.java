@@ -117,6 +117,34 @@ class Http2ServerResetLimitTest {
         assertThat(server.isOpen()).isFalse();
     }
 
+    /**
+     * A graceful close that already named the last stream (Armeria begins one when a response cannot be written,
+     * and with a connection drain of 0 it sends the final GOAWAY at once) does not hide the reason: the client
+     * still gets ENHANCE_YOUR_CALM, with the same last stream, and the close.
+     */
+    @Test
+    void aGracefulCloseThatAlreadyNamedTheLastStreamStillDrawsEnhanceYourCalm() throws Exception {
+        start(false);
+        madeYouReset(3);
+        Http2ConnectionHandler handler = server.pipeline().get(Http2ConnectionHandler.class);
+        ChannelHandlerContext ctx = server.pipeline().context(handler);
+        handler.goAway(ctx, 5, Http2Error.NO_ERROR.code(), Unpooled.EMPTY_BUFFER, ctx.newPromise());
+        ctx.flush();
+        frames.readFrom(server);
+        assertThat(frames.goAwayErrors).containsExactly(Http2Error.NO_ERROR.code());
+        assertThat(server.isOpen()).isTrue();
+
+        // A stream past the one named is refused and its WINDOW_UPDATE reset as well: two resets each.
+        for (int i = 0; i < MAX && server.isOpen(); i++) {
+            madeYouReset(1);
+        }
+        assertThat(frames.resets).hasSize(MAX + 1);
+        assertThat(frames.goAwayErrors).containsExactly(Http2Error.NO_ERROR.code(),
+                Http2Error.ENHANCE_YOUR_CALM.code());
+        assertThat(frames.goAwayLastStreams).containsExactly(5, 5);
+        assertThat(server.isOpen()).isFalse();
+    }
+
     @Test
     void theCountStartsAgainInEachWindow() throws Exception {
         start(false);

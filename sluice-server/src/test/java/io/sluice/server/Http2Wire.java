@@ -49,6 +49,7 @@ final class Http2Wire {
     static final class Frames extends Http2FrameAdapter {
         final List<long[]> resets = new ArrayList<>();
         final List<Long> goAwayErrors = new ArrayList<>();
+        final List<Integer> goAwayLastStreams = new ArrayList<>();
         int responses;
         private final DefaultHttp2FrameReader reader = new DefaultHttp2FrameReader();
         private final EmbeddedChannel context = new EmbeddedChannel(new ChannelOutboundHandlerAdapter());
@@ -83,6 +84,7 @@ final class Http2Wire {
         @Override
         public void onGoAwayRead(ChannelHandlerContext ctx, int lastStreamId, long errorCode, ByteBuf debugData) {
             goAwayErrors.add(errorCode);
+            goAwayLastStreams.add(lastStreamId);
         }
 
         @Override
