@@ -78,6 +78,9 @@ final class HttpStack {
      * GOAWAY first, the closing GOAWAY at the end): Armeria's default (1 s), but never longer than the quiet
      * period, which asks to stop sooner when shorter and at once when {@code 0s}. Without this, a stop with an
      * HTTP/2 client still connected took that second more (a test server's stop with a gRPC client: 2 s, now 1 s).
+     * Armeria applies the same drain when it closes one connection gracefully while running (say after a response
+     * it could not write because the client reset the stream): with a quiet period of {@code 0s} such a connection
+     * gets its final GOAWAY at once (Http2AbuseIT runs with the default for that reason).
      */
     static Duration connectionDrain(Duration quietPeriod) {
         Duration armeriaDefault = Duration.ofNanos(Flags.defaultServerConnectionDrainDurationMicros() * 1_000);
