@@ -94,11 +94,9 @@ final class StoreService {
                 return HttpResponse.of(HttpStatus.OK, MediaType.JSON_UTF_8,
                         Json.string(s, fingerprint).append('}').toString());
             } catch (InvalidRequestException e) {
-                metrics.invalidRequest(API);
-                return StoreAnswer.error(HttpStatus.BAD_REQUEST, "invalid", e.getMessage()).response();
+                return refused(HttpStatus.BAD_REQUEST, "invalid", e.getMessage()).response();
             } catch (RemoteRules.Mismatch e) {
-                metrics.invalidRequest(API);
-                return StoreAnswer.error(HttpStatus.CONFLICT, "rule_mismatch", e.getMessage()).response();
+                return refused(HttpStatus.CONFLICT, "rule_mismatch", e.getMessage()).response();
             }
         }).exceptionally(e -> HttpResponses.unreadable(e, maxBodyBytes)));
     }
@@ -119,8 +117,7 @@ final class StoreService {
         try {
             root = CheckRequest.parse(body.content().array());
         } catch (InvalidRequestException e) {
-            metrics.invalidRequest(API);
-            return done(StoreAnswer.error(HttpStatus.BAD_REQUEST, "invalid", e.getMessage()));
+            return done(refused(HttpStatus.BAD_REQUEST, "invalid", e.getMessage()));
         }
         return respond(ctx, root);
     }
@@ -148,13 +145,11 @@ final class StoreService {
                 c.check(rule);
             }
         } catch (InvalidRequestException e) {
-            metrics.invalidRequest(API);
-            return done(StoreAnswer.error(HttpStatus.BAD_REQUEST, "invalid", e.getMessage()));
+            return done(refused(HttpStatus.BAD_REQUEST, "invalid", e.getMessage()));
         } catch (RemoteRules.Unknown e) {
             return done(StoreAnswer.error(HttpStatus.PRECONDITION_FAILED, "unknown_rule", e.getMessage()));
         } catch (RemoteRules.Mismatch e) {
-            metrics.invalidRequest(API);
-            return done(StoreAnswer.error(HttpStatus.CONFLICT, "rule_mismatch", e.getMessage()));
+            return done(refused(HttpStatus.CONFLICT, "rule_mismatch", e.getMessage()));
         }
         CompletableFuture<StoreAnswer> answer;
         try {
@@ -169,8 +164,7 @@ final class StoreService {
         } catch (IllegalArgumentException e) {
             // A repeated target, or targets the store cannot decide together; or a charge whose ticket id is
             // still open: nothing was charged.
-            metrics.invalidRequest(API);
-            return done(StoreAnswer.error(HttpStatus.BAD_REQUEST, "invalid",
+            return done(refused(HttpStatus.BAD_REQUEST, "invalid",
                     targets != null ? "targets: " + e.getMessage() : e.getMessage()));
         } catch (RuntimeException e) {
             answer = CompletableFuture.failedFuture(e);
@@ -227,13 +221,11 @@ final class StoreService {
         Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
         if (cause instanceof IllegalArgumentException) {
             // A charge whose ticket id is still open (the Redis store finds it inside its script): nothing charged.
-            metrics.invalidRequest(API);
-            return StoreAnswer.error(HttpStatus.BAD_REQUEST, "invalid", cause.getMessage());
+            return refused(HttpStatus.BAD_REQUEST, "invalid", cause.getMessage());
         }
         if (cause instanceof UnsupportedOperationException) {
             // A charge of a rule whose limit (or mode) cannot settle: refused before anything was charged.
-            metrics.invalidRequest(API);
-            return StoreAnswer.error(HttpStatus.UNPROCESSABLE_ENTITY, "cannot_settle", cause.getMessage());
+            return refused(HttpStatus.UNPROCESSABLE_ENTITY, "cannot_settle", cause.getMessage());
         }
         storeErrors.record(API, cause);
         String message = cause.getMessage() == null ? cause.toString() : cause.getMessage();
@@ -241,6 +233,12 @@ final class StoreService {
                 ? StoreAnswer.error(HttpStatus.SERVICE_UNAVAILABLE, "store_unavailable",
                         "store unavailable: " + message)
                 : StoreAnswer.error(HttpStatus.INTERNAL_SERVER_ERROR, "store_error", "store failed: " + message);
+    }
+
+    /** A call refused for what it asks (its status and code say why): counted as invalid, nothing charged. */
+    private StoreAnswer refused(HttpStatus status, String code, String message) {
+        metrics.invalidRequest(API);
+        return StoreAnswer.error(status, code, message);
     }
 
     private static CompletableFuture<StoreAnswer> done(StoreAnswer r) {
