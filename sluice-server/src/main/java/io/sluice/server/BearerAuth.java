@@ -36,6 +36,28 @@ final class BearerAuth {
         this.metrics = metrics;
     }
 
+    /**
+     * What makes {@code token} unusable as a bearer token, or null: it must be one or more visible ASCII
+     * characters (U+0021 to U+007E; RFC 6750's b64token is a subset). A space, a newline or another control
+     * character, or any non-ASCII character, could not be sent in an {@code Authorization} header or gRPC
+     * ASCII metadata as {@link #accepts} compares it, so nobody could authenticate.
+     */
+    static String tokenProblem(String token) {
+        if (token.isEmpty()) {
+            return "must not be empty";
+        }
+        for (int i = 0; i < token.length(); i++) {
+            char c = token.charAt(i);
+            if (c < 0x21 || c > 0x7e) {
+                return "must be visible ASCII characters without spaces (found "
+                        + (c == '\n' ? "a newline" : c == ' ' ? "a space" : c < 0x20 || c == 0x7f
+                        ? "a control character" : "a non-ASCII character")
+                        + String.format(" U+%04X at index %d)", (int) c, i);
+            }
+        }
+        return null;
+    }
+
     /** Whether an {@code Authorization} header value carries the token. */
     boolean accepts(String authorization) {
         if (authorization == null) {

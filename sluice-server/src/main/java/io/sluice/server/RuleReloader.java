@@ -130,7 +130,7 @@ final class RuleReloader implements AutoCloseable {
         current.set(next);
         lastError = null;
         metrics.reload(true);
-        metrics.rulesLoaded(SluiceServer.ruleCount(next));
+        metrics.rulesLoaded(next.limitCount());
         LOG.atInfo().setMessage("rules reloaded")
                 .addKeyValue("event", "rules_reloaded")
                 .addKeyValue("files", String.join(",", names))

@@ -353,6 +353,15 @@ final class RuleSet {
         return envoy.get(config);
     }
 
+    /** Rules and envoy limits in this set, for the {@code sluice_rules} gauge. */
+    int limitCount() {
+        int n = rules.size();
+        for (String domain : sources.envoy().domains()) {
+            n += sources.envoy().rateLimits(domain).size();
+        }
+        return n;
+    }
+
     /** How many rules and domains this set holds, for logs. */
     String summary() {
         StringBuilder s = new StringBuilder();

@@ -491,7 +491,7 @@ final class ServeConfiguration {
      * exit status 1, as an invalid config file is.
      */
     private static void token(SluiceServer.Builder b, String token, String what) throws ConfigException {
-        String problem = SluiceServer.Builder.tokenProblem(token);
+        String problem = BearerAuth.tokenProblem(token);
         if (problem != null) {
             throw new ConfigException(what + ": the token " + problem);
         }

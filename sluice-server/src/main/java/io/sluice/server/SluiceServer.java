@@ -2,7 +2,6 @@ package io.sluice.server;
 
 import com.linecorp.armeria.server.Server;
 import io.sluice.Store;
-import io.sluice.micrometer.SluiceMetrics;
 import io.sluice.rules.RuleFileException;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -39,29 +38,19 @@ public final class SluiceServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SluiceServer.class);
 
     private final Settings settings;
-    private final Store store;
-    private final boolean ownsStore;
-    /** The client resources of a Redis store this server opened, shut down after it; else null. */
-    private final RedisEventLoops redisLoops;
-    private final ServerMetrics metrics;
+    private final ServerResources resources;
     private final AtomicReference<RuleSet> rules;
-    private final RuleReloader reloader;
     private final Server http;
     private final Server grpc;
 
     private volatile boolean started;
 
-    private SluiceServer(Settings settings, Store store, boolean ownsStore, RedisEventLoops redisLoops,
-                         ServerMetrics metrics, AtomicReference<RuleSet> rules, RuleReloader reloader,
-                         boolean clientClock, HotKeys hotKeys) {
+    private SluiceServer(Settings settings, ServerResources resources, boolean clientClock) {
         this.settings = settings;
-        this.store = store;
-        this.ownsStore = ownsStore;
-        this.redisLoops = redisLoops;
-        this.metrics = metrics;
-        this.rules = rules;
-        this.reloader = reloader;
-        Routes.Servers servers = Routes.build(settings, store, metrics, rules, reloader, clientClock, hotKeys);
+        this.resources = resources;
+        this.rules = resources.rules();
+        Routes.Servers servers = Routes.build(settings, resources.store(), resources.metrics(), rules,
+                resources.reloader(), clientClock, resources.hotKeys());
         this.http = servers.http();
         this.grpc = servers.grpc();
     }
@@ -173,10 +162,10 @@ public final class SluiceServer implements AutoCloseable {
 
     /** Re-reads the rule files now (they are also polled); package-private for tests. */
     RuleReloader.Result reloadRules() throws IOException {
-        if (reloader == null) {
+        if (resources.reloader() == null) {
             return RuleReloader.Result.UNCHANGED;
         }
-        return reloader.reload();
+        return resources.reloader().reload();
     }
 
     /**
@@ -184,9 +173,7 @@ public final class SluiceServer implements AutoCloseable {
      * the ports are released and a store this server opened is closed.
      */
     public CompletableFuture<Void> stopAsync() {
-        if (reloader != null) {
-            reloader.close();
-        }
+        resources.stopReloading();
         List<CompletableFuture<?>> stops = new ArrayList<>();
         stops.add(ServerStop.released(http));
         if (grpc != null) {
@@ -195,13 +182,7 @@ public final class SluiceServer implements AutoCloseable {
         // Closing the store waits for its Redis connection to close, and that connection runs on Armeria's event
         // loops (RedisEventLoops): never wait for it on whichever thread completed the stop, which may be one.
         return CompletableFuture.allOf(stops.toArray(new CompletableFuture<?>[0])).whenCompleteAsync((x, e) -> {
-            if (ownsStore) {
-                store.close();
-            }
-            if (redisLoops != null) {
-                redisLoops.close();
-            }
-            metrics.close();
+            resources.release();
             if (started) {
                 LOG.atInfo().setMessage("stopped").addKeyValue("event", "server_stopped").log();
             }
@@ -217,15 +198,6 @@ public final class SluiceServer implements AutoCloseable {
     @Override
     public void close() {
         stop();
-    }
-
-    /** Rules and envoy limits in a set, for the {@code sluice_rules} gauge. */
-    static int ruleCount(RuleSet set) {
-        int n = set.rules().size();
-        for (String domain : set.envoy().domains()) {
-            n += set.envoy().rateLimits(domain).size();
-        }
-        return n;
     }
 
     private static String rootMessage(Throwable e) {
@@ -315,37 +287,16 @@ public final class SluiceServer implements AutoCloseable {
         /**
          * Require {@code Authorization: Bearer TOKEN} on every API call (HTTP and gRPC); default none.
          *
-         * @throws IllegalArgumentException unless the token is visible ASCII ({@link #tokenProblem})
+         * @throws IllegalArgumentException unless the token is one or more visible ASCII characters (U+0021 to
+         *                                  U+007E), the only ones a client can send as the server compares them
          */
         public Builder token(String token) {
-            String problem = token == null ? null : tokenProblem(token);
+            String problem = token == null ? null : BearerAuth.tokenProblem(token);
             if (problem != null) {
                 throw new IllegalArgumentException("token " + problem);
             }
             this.token = token;
             return this;
-        }
-
-        /**
-         * What makes {@code token} unusable as a bearer token, or null: it must be one or more visible ASCII
-         * characters (U+0021 to U+007E; RFC 6750's b64token is a subset). A space, a newline or another control
-         * character, or any non-ASCII character, could not be sent in an {@code Authorization} header or gRPC
-         * ASCII metadata as the server compares it, so nobody could authenticate.
-         */
-        static String tokenProblem(String token) {
-            if (token.isEmpty()) {
-                return "must not be empty";
-            }
-            for (int i = 0; i < token.length(); i++) {
-                char c = token.charAt(i);
-                if (c < 0x21 || c > 0x7e) {
-                    return "must be visible ASCII characters without spaces (found "
-                            + (c == '\n' ? "a newline" : c == ' ' ? "a space" : c < 0x20 || c == 0x7f
-                            ? "a control character" : "a non-ASCII character")
-                            + String.format(" U+%04X at index %d)", (int) c, i);
-                }
-            }
-            return null;
         }
 
         /** Serve TLS with a PEM certificate chain and PEM (PKCS#8) private key; default plain text. */
@@ -456,45 +407,13 @@ public final class SluiceServer implements AutoCloseable {
                         + " and key");
             }
             Settings settings = settings();
-            RuleSet.Sources sources;
-            if (settings.rules().isEmpty()) {
-                sources = RuleSet.read(List.of());
-            } else {
-                RuleSources.Read read = new RuleSources(settings.rules()).read();
-                sources = RuleSet.combine(read.names(), read.texts());
-            }
-            boolean owns = store == null;
-            ServerMetrics metrics = new ServerMetrics();
-            // A Redis store this server opens runs on the HTTP server's event loops (RedisEventLoops says why).
-            RedisEventLoops loops = owns && StoreFactory.isRedis(storeSpec)
-                    ? RedisEventLoops.create(redis.breakerPause()) : null;
-            Store s;
+            ServerResources resources = ServerResources.open(settings, store, clientClock);
             try {
-                s = owns ? StoreFactory.open(storeSpec, () -> new SluiceMetrics(metrics.registry()), redis,
-                        clientClock ? new RequestClock() : null, loops == null ? null : loops.resources()) : store;
+                return new SluiceServer(settings, resources, clientClock);
             } catch (RuntimeException e) {
-                if (loops != null) {
-                    loops.close();
-                }
-                metrics.close();
-                throw e;
-            }
-            try {
-                HotKeys hotKeys = new HotKeys(io.sluice.Clock.system(), HotKeys.DEFAULT_CAPACITY);
-                AtomicReference<RuleSet> current = new AtomicReference<>(RuleSet.bind(sources, s, hotKeys,
-                        settings.redisMode()));
-                metrics.rulesLoaded(ruleCount(current.get()));
-                RuleReloader reloader = settings.rules().isEmpty() ? null
-                        : new RuleReloader(settings.rules(), s, current, metrics, settings.reloadInterval());
-                return new SluiceServer(settings, s, owns, loops, metrics, current, reloader, clientClock, hotKeys);
-            } catch (IOException | RuntimeException e) {
-                if (owns) {
-                    s.close();
-                }
-                if (loops != null) {
-                    loops.close();
-                }
-                metrics.close();
+                // The servers could not be configured (a TLS certificate that does not load, say).
+                resources.stopReloading();
+                resources.release();
                 throw e;
             }
         }

@@ -60,27 +60,27 @@ final class StoreBatchService {
             list = calls(CheckRequest.parse(body.content().array()));
         } catch (InvalidRequestException e) {
             metrics.invalidRequest(StoreService.API);
-            return CompletableFuture.completedFuture(StoreService.error(HttpStatus.BAD_REQUEST, "invalid",
+            return CompletableFuture.completedFuture(StoreAnswer.error(HttpStatus.BAD_REQUEST, "invalid",
                     e.getMessage()).response());
         }
         int n = list.size();
         metrics.storeBatch(n);
         @SuppressWarnings("unchecked")
-        CompletableFuture<StoreService.Answer>[] answers = new CompletableFuture[n];
+        CompletableFuture<StoreAnswer>[] answers = new CompletableFuture[n];
         for (int i = 0; i < n; i++) {
             try {
                 answers[i] = calls.respond(ctx, list.get(i));
             } catch (RuntimeException e) {
                 // respond answers every failure it expects; anything else is this call's 500, not the batch's.
-                answers[i] = CompletableFuture.completedFuture(StoreService.error(HttpStatus.INTERNAL_SERVER_ERROR,
+                answers[i] = CompletableFuture.completedFuture(StoreAnswer.error(HttpStatus.INTERNAL_SERVER_ERROR,
                         "store_error", "store failed: " + e));
             }
         }
         return CompletableFuture.allOf(answers).handle((x, ignored) -> {
             StringBuilder s = new StringBuilder(32 + 240 * n).append("{\"results\":[");
             for (int i = 0; i < n; i++) {
-                StoreService.Answer a = answers[i].isCompletedExceptionally()
-                        ? StoreService.error(HttpStatus.INTERNAL_SERVER_ERROR, "store_error", "store failed: "
+                StoreAnswer a = answers[i].isCompletedExceptionally()
+                        ? StoreAnswer.error(HttpStatus.INTERNAL_SERVER_ERROR, "store_error", "store failed: "
                                 + answers[i].handle((v, e) -> String.valueOf(e)).join())
                         : answers[i].join();
                 s.append(i == 0 ? "{\"status\":" : ",{\"status\":").append(a.status().code())
@@ -90,7 +90,7 @@ final class StoreBatchService {
         });
     }
 
-    /** The envelope's {@code calls}, checked; each element is checked as a call by {@link StoreService}. */
+    /** The envelope's {@code calls}, checked; each element is checked as a call ({@link StoreCall}). */
     private JsonNode calls(JsonNode root) throws InvalidRequestException {
         if (!root.isObject()) {
             throw InvalidRequestException.at("", "expected a JSON object {\"calls\": [...]}");

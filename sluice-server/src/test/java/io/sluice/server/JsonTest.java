@@ -31,9 +31,9 @@ class JsonTest {
                 Decision.Source.STORE, "strict", 59_800_000);
         assertThat(Json.decision(new StringBuilder(), shadowed).toString())
                 .endsWith(",\"limit\":\"per_minute\",\"shadow_limit\":\"strict\",\"shadow_retry_after_ms\":59800}");
-        assertThat(StoreService.decision(shadowed)).endsWith(",\"source\":\"store\",\"shadow_limit\":\"strict\","
+        assertThat(StoreAnswer.decision(shadowed)).endsWith(",\"source\":\"store\",\"shadow_limit\":\"strict\","
                 + "\"shadow_retry_after_us\":59800000}");
-        assertThat(StoreService.decision(stored)).endsWith(",\"source\":\"store\"}");
+        assertThat(StoreAnswer.decision(stored)).endsWith(",\"source\":\"store\"}");
     }
 
     @Test
