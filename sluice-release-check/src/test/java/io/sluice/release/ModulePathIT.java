@@ -99,8 +99,23 @@ class ModulePathIT {
         assertThat(exports(path, "io.sluice.micrometer")).containsExactly("exports io.sluice.micrometer");
     }
 
+    /**
+     * The module's export lines as {@code java --describe-module} prints them, with a qualified export's target
+     * modules sorted: it prints them in the order of a set, which differs between runs.
+     */
     private static List<String> exports(String modulePath, String module) throws Exception {
         return java("--module-path", modulePath, "--describe-module", module).lines().map(String::strip)
-                .filter(l -> l.startsWith("exports ") || l.startsWith("qualified exports ")).toList();
+                .filter(l -> l.startsWith("exports ") || l.startsWith("qualified exports "))
+                .map(ModulePathIT::sortedTargets).toList();
+    }
+
+    private static String sortedTargets(String exportLine) {
+        int to = exportLine.indexOf(" to ");
+        if (to < 0) {
+            return exportLine;
+        }
+        String targets = Arrays.stream(exportLine.substring(to + 4).split(" ")).sorted()
+                .collect(java.util.stream.Collectors.joining(" "));
+        return exportLine.substring(0, to + 4) + targets;
     }
 }
