@@ -136,9 +136,10 @@ class InPlaceDeciderTest {
      * One thread admits while three others ask for the whole capacity (rejected: the first thread took a permit
      * before they start) and peek, with a clock that stands still. The admitting thread's decisions move between
      * the in-place path and the copy path as the others' rejections set the hint and its own admissions clear it;
-     * the readers' optimistic copies race its in-place writes. Nothing refills, so every remaining a reader is
-     * told must be a state the key held: never more than the one told before (a torn read of a write under way
-     * would show otherwise), and the admissions add up to the capacity exactly.
+     * the readers' optimistic copies race its in-place writes. Nothing refills, so a reader is never told a
+     * remaining above the one it was told before, and the admissions add up to the capacity exactly. (With the
+     * clock still, an admission changes little more than one integer, so a torn read would mostly look like a
+     * state the key held: {@code CellTest} checks that a read overlapping a write never validates.)
      */
     static Stream<Limit> raceLimits() {
         long capacity = 3_000;
