@@ -7,21 +7,36 @@ import io.sluice.internal.algorithm.InPlaceStep;
 import io.sluice.internal.algorithm.StateCell;
 
 /**
- * How a decision steps a key's {@link Cell}: on a private copy, outside the cell's monitor, then writing the
- * result back under the monitor only if it changed anything and nobody wrote the cell in between.
+ * How a decision steps a key's {@link Cell}: in place under the cell's monitor when the cell shows no contention,
+ * or on a private copy outside the monitor, writing back only if it changed anything, when the cell was last seen
+ * rejecting or contended. The cell's {@link Cell#READ_FIRST} hint, read with the version, chooses.
  *
+ * <p><b>In place</b> (the hint clear: one thread admitting, the common case). Take the monitor, make the version
+ * odd, run the algorithm's step on the cell's own integers, make the version even again (one write higher) and
+ * release. No thread-local, no copy, no comparison: the step reads and writes the cell as it would a copy, and the
+ * odd version sends any optimistic reader round again. The clock was read before the monitor, as on the other
+ * path, so the step may get a {@code now} a little behind the state's, which every in-place step treats as the
+ * pure step does, as no time having passed. The write sets the hint again when the decision was a rejection (the
+ * next one likely writes nothing, and the lock-free read answers it without the monitor) or when the version moved
+ * between the read before the monitor and the monitor (another decision wrote in between: the cell is contended).
+ *
+ * <p><b>On a copy</b> (the hint set):
  * <ol>
  *   <li>Read the cell optimistically (its version, the integers, the version again: {@link Cell}) into this
- *       thread's {@code seen} copy, and step a second copy, {@code work}, as the store's single-limit path does:
- *       the clock was read before (so the step may get a {@code now} a little behind the state's, which every
- *       in-place step treats as the pure step does, as no time having passed), and the {@link Decision} is built
- *       here, outside any lock.
+ *       thread's {@code seen} copy, and step a second copy, {@code work}; the {@link Decision} is built here,
+ *       outside any lock.
  *   <li>If the step left the copy as it was (a rejection that records nothing, a peek), the decision is
  *       returned and the cell is never locked or written: <b>read-only decisions take no lock.</b>
  *   <li>Otherwise take the monitor: if the version is still the one read, publish the copy (five integers) and
  *       return; if another decision wrote in between, read again. After {@link #OPTIMISTIC_TRIES} lost races,
- *       step under the monitor, so a thread that keeps losing still finishes.
+ *       step in place under the monitor, so a thread that keeps losing still finishes.
  * </ol>
+ * Holding the monitor only to copy five integers in is what keeps two threads admitting on one key from
+ * inflating and parking on it for whole steps (730–980 ns per call when every decision stepped under the
+ * monitor; issue 13), so a contended cell keeps the hint. A copy-path admission that won its first try clears
+ * it on one write in eight (the version's count picks which), so a key that stopped rejecting, or whose contention
+ * ended, goes back to stepping in place; if the contention goes on, the next in-place decision sees the version
+ * move under it and sets the hint again, so a contended key pays the in-place path about once per eight writes.
  *
  * <p>Why a read-only decision is sound. Its copy was validated: the cell held those integers throughout the
  * interval between the two reads of its version, and no write began in it. The cell was in its holder when the
@@ -33,20 +48,23 @@ import io.sluice.internal.algorithm.StateCell;
  * made just before the retirement.
  *
  * <p>A decision that writes lands only in a cell that is not retired (checked under the monitor), that is, still
- * in its holder, and only over the integers it was computed from (same version): a lost race is decided again,
- * never written over another decision's write.
+ * in its holder: in place, it steps the integers it holds the monitor over; on a copy, only over the integers it
+ * was computed from (same version): a lost race is decided again, never written over another decision's write.
  */
 final class InPlaceDecider {
 
     /** Optimistic attempts before a decision steps under the monitor; a lost race means another decision wrote. */
     static final int OPTIMISTIC_TRIES = 3;
 
+    /** The version's write count, of which a copy-path admission clears the hint on one value in eight. */
+    private static final int CLEAR_HINT_MASK = 7 << 2;
+
     /**
-     * The two copies a decision steps; one pair per thread, since a decision never waits while holding them. A
-     * thread-local rather than two objects per decision left to escape analysis: that works only where the step
-     * is inlined, which a rule set of several algorithms (a megamorphic call) prevents. The cost moves to the
-     * thread's first decision: about 100 bytes, once per pooled thread, but once per request for a server that
-     * runs each request on a new (virtual) thread.
+     * The two copies a decision on the copy path steps; one pair per thread, since a decision never waits while
+     * holding them. A thread-local rather than two objects per decision left to escape analysis: that works only
+     * where the step is inlined, which a rule set of several algorithms (a megamorphic call) prevents. The cost
+     * moves to the thread's first decision on a contended or rejecting key: about 100 bytes, once per pooled
+     * thread, but once per request for a server that runs each request on a new (virtual) thread.
      */
     private static final class Copies {
         final StateCell seen = new StateCell();
@@ -62,11 +80,46 @@ final class InPlaceDecider {
      * cell was retired, for the caller to look the key up again.
      */
     static Decision decide(Cell cell, InPlaceStep<Object> inPlace, Request request, long now) {
+        int version = cell.versionBeforeRead();
+        if ((version & (Cell.READ_FIRST | 1)) == Cell.READ_FIRST) {
+            return onCopy(cell, version, inPlace, request, now);
+        }
+        return inPlace(cell, version, false, inPlace, request, now);
+    }
+
+    /**
+     * The in-place path: steps the cell's own integers under its monitor. {@code seen} is the version read before
+     * taking the monitor; the hint is set after the step when {@code contended}, when the version moved since
+     * {@code seen}, or when the decision is a rejection.
+     */
+    private static Decision inPlace(Cell cell, int seen, boolean contended, InPlaceStep<Object> inPlace,
+                                    Request request, long now) {
+        synchronized (cell) {
+            if (cell.retired()) {
+                return null;
+            }
+            int before = cell.beginWrite();
+            Decision decision = null;
+            try {
+                decision = step(cell, inPlace, request, now);
+            } finally {
+                // Steps do not throw for a valid request; if one did, the version must still end even.
+                cell.endWrite(before, contended || before != seen || decision == null || !decision.allowed());
+            }
+            return decision;
+        }
+    }
+
+    /** The copy path (see the class comment), from {@code version}, read before and carrying the hint. */
+    private static Decision onCopy(Cell cell, int version, InPlaceStep<Object> inPlace, Request request,
+                                   long now) {
         Copies copies = COPIES.get();
         StateCell seen = copies.seen;
         StateCell work = copies.work;
         for (int attempt = 0; attempt < OPTIMISTIC_TRIES; attempt++) {
-            int version = cell.versionBeforeRead();
+            if (attempt > 0) {
+                version = cell.versionBeforeRead();
+            }
             if ((version & 1) != 0) {
                 break;      // a write under way, or retired: the monitor tells which
             }
@@ -80,27 +133,18 @@ final class InPlaceDecider {
                 return decision;
             }
             synchronized (cell) {
-                if (cell.versionHeld() == version) {
-                    cell.publish(work);
+                int held = cell.versionHeld();
+                if (held == version) {
+                    boolean calm = attempt == 0 && decision.allowed() && (held & CLEAR_HINT_MASK) == CLEAR_HINT_MASK;
+                    cell.publish(work, !calm);
                     return decision;
                 }
-                if (cell.retired()) {
-                    return null;
+                if ((held & 1) != 0) {
+                    return null;    // retired
                 }
             }
         }
-        synchronized (cell) {
-            if (cell.retired()) {
-                return null;
-            }
-            seen.copyFrom(cell);
-            work.copyFrom(seen);
-            Decision decision = step(work, inPlace, request, now);
-            if (!work.sameAs(seen)) {
-                cell.publish(work);
-            }
-            return decision;
-        }
+        return inPlace(cell, version, true, inPlace, request, now);
     }
 
     /**

@@ -41,13 +41,15 @@ import java.util.concurrent.ConcurrentHashMap;
  *       holds this path to the general one. The cell is taken out of its holder only under its monitor, and then
  *       retired (see {@link Cell}), so an in-place decision never lands in a key that was swept, evicted,
  *       reset or rewritten by another path. Those other paths (several limits, decideTogether, release, a rule
- *       change) first {@link #settle} a cell into an immutable entry; the next in-place decision makes a new
- *       cell. {@link InPlaceDecider} steps a copy of the cell outside any lock (the clock read before, the
- *       decision built there too), returns a decision that writes nothing (most rejections, peeks) without locking
- *       at all, and holds the monitor only to check that nobody wrote the cell meanwhile and copy five integers
- *       back. (Holding it for the whole step, clock and decision included, made two threads on one key take
- *       730–980 ns per call: the monitor inflated and parked; issue 13.) InPlaceContentionTest counts exact
- *       grants with threads racing on these paths.
+ *       change) first {@link ImmutableStates#settle} a cell into an immutable entry; the next in-place decision
+ *       makes a new cell. {@link InPlaceDecider} steps an uncontended cell's own integers under its monitor (the
+ *       clock read before), and a cell last seen rejecting or contended on a copy outside any lock: a decision
+ *       that writes nothing (most rejections, peeks) takes no lock at all, and one that writes holds the monitor
+ *       only to check that nobody wrote the cell meanwhile and copy five integers back. (Holding it for the whole
+ *       step on every decision, clock included, made two threads on one key take 730–980 ns per call: the
+ *       monitor inflated and parked; issue 13. Copying on every decision made one thread admitting on one key
+ *       pay a thread-local lookup and two copies: 62.6 → 79.7 ns.) InPlaceContentionTest and InPlaceDeciderTest
+ *       count exact grants with threads racing on these paths.
  *   <li><b>Arrays and the evaluator's outcome</b> ({@link #decideOne}): a rule of one limit keeps its state in
  *       the entry itself, and the step goes straight to the decision, without the states array, the "live"
  *       copy, the {@code Outcome} or the one-element array of next states. It is {@link #decideSeveral} for
@@ -129,10 +131,10 @@ public final class MemoryStore implements Store {
 
     /**
      * {@link #decideOne} for an algorithm that steps in place: the state is the key's {@link Cell}, stepped by
-     * {@link InPlaceDecider} (on a copy; the cell's monitor only to write the result back, and not at all for a
-     * decision that writes nothing); nothing is allocated but the decision. A key without a cell (a new key, or
-     * one whose state another path wrote) gets one, stepped before anyone else can see it and committed as the
-     * entry. The clock is read once, first, so that no lock is ever held across it.
+     * {@link InPlaceDecider} (in place under the cell's monitor, or on a copy for a contended or rejecting cell,
+     * then without the monitor for a decision that writes nothing); nothing is allocated but the decision. A key
+     * without a cell (a new key, or one whose state another path wrote) gets one, stepped before anyone else can
+     * see it and committed as the entry. The clock is read once, first, so that no lock is ever held across it.
      */
     private Decision decideInPlace(Namespace ns, CompiledRule compiled, InPlaceStep<Object> inPlace, String key,
                                    Request request) {
@@ -175,8 +177,9 @@ public final class MemoryStore implements Store {
      * second {@code expiresAt}), and the step goes straight to the decision (no {@link RuleEvaluator.Outcome}).
      * Each line is the general path's for n = 1: {@link CompiledRule#live} reads "expired" from the entry,
      * {@link RuleEvaluator#evaluate} is {@code permitsOfOne}, {@code step}, {@code decisionOfOne} and
-     * {@code nextOfOne}, and {@link #keepExpired} has nothing to keep (it acts only on a state the request left
-     * alone, which is not written). An entry of another rule version goes the general way, which migrates it.
+     * {@code nextOfOne}, and {@link ImmutableStates#keepExpired} has nothing to keep (it acts only on a state the
+     * request left alone, which is not written). An entry of another rule version goes the general way, which
+     * migrates it.
      */
     private Decision decideOne(Namespace ns, CompiledRule compiled, String key, Request request) {
         Algorithm<Object> algorithm = compiled.algorithm(0);
@@ -226,30 +229,10 @@ public final class MemoryStore implements Store {
     }
 
     /**
-     * When {@code current} holds a {@link Cell}, replaces it by the immutable entry of the same state (under the
-     * cell's monitor, retiring the cell) and returns true, for the caller to read the key again; else false. The
-     * paths that work on immutable states call it first.
-     */
-    static boolean settle(Holder holder, Entry current) {
-        Cell cell = current == null ? null : current.cell();
-        if (cell == null) {
-            return false;
-        }
-        synchronized (cell) {
-            if (!cell.retired()) {
-                Object state = cell.holdsState() ? current.rule().inPlace().save(cell) : null;
-                if (holder.compareAndSet(current, new Entry(current.rule(), null, state, cell.expiresAt()))) {
-                    cell.retire();
-                }
-            }
-        }
-        return true;
-    }
-
-    /**
      * Writes {@code entry} for {@code key} if its holder still holds {@code current} ({@code holder == null}: if
      * the key is still absent); false when another decision came first, to decide again. {@code current} is never
-     * a cell's entry: the in-place path updates a cell without committing, the others {@link #settle} it first.
+     * a cell's entry: the in-place path updates a cell without committing, the others
+     * {@link ImmutableStates#settle} it first.
      */
     private boolean commit(Namespace ns, String key, Holder holder, Entry current, Entry entry) {
         if (holder == null) {
@@ -301,11 +284,11 @@ public final class MemoryStore implements Store {
                 return false;
             }
             Entry current = holder.get();
-            if (Entry.busy(current) || settle(holder, current)) {
+            if (Entry.busy(current) || ImmutableStates.settle(holder, current)) {
                 continue;
             }
             long now = now();
-            Object[] states = statesFor(current, compiled, now);
+            Object[] states = ImmutableStates.statesFor(current, compiled, now);
             Object[] next = states.clone();
             boolean released = false;
             for (int i = 0; i < compiled.size(); i++) {
@@ -375,20 +358,21 @@ public final class MemoryStore implements Store {
             if (Entry.busy(current)) {
                 continue;
             }
-            if (settle(holder, current)) {
+            if (ImmutableStates.settle(holder, current)) {
                 continue;
             }
             if (holder != null) {
                 holder.used();
             }
             long now = now();
-            Object[] states = statesFor(current, compiled, now);
+            Object[] states = ImmutableStates.statesFor(current, compiled, now);
             Object[] live = compiled.live(states, now);
             Changed<R> changed = change.apply(compiled, states, live, now);
             if (changed.next() == null && (current == null || current.rule() == compiled)) {
                 return changed.value();
             }
-            Object[] next = changed.next() == null ? states : keepExpired(compiled, changed.next(), live, states, now);
+            Object[] next = changed.next() == null ? states
+                    : ImmutableStates.keepExpired(compiled, changed.next(), live, states, now);
             if (commit(ns, key, holder, current, Entry.of(compiled, next, compiled.expiresAt(next)))) {
                 return changed.value();
             }
@@ -450,42 +434,6 @@ public final class MemoryStore implements Store {
         CompiledRule fresh = new CompiledRule(rule);
         ns.compiled = fresh;
         return fresh;
-    }
-
-    /**
-     * The states to decide with. Expired states are handed on as they are: the store decides on
-     * {@link CompiledRule#live} (expired states as no state, since smooth_bursty, refresh_period and a token
-     * bucket below its initial tokens expire on purpose into something other than their state), and a limit
-     * that writes nothing keeps its stale state for a clock that steps back, whatever the other limits write.
-     * The Redis script does the same with its one key per limit.
-     */
-    static Object[] statesFor(Entry entry, CompiledRule compiled, long now) {
-        if (entry == null) {
-            return new Object[compiled.slots()];
-        }
-        return entry.rule() == compiled ? entry.states() : compiled.migrateFrom(entry.rule(), entry.states(), now);
-    }
-
-    /**
-     * The states to store after a request, as the Redis script stores them. A limit whose expired state the
-     * request left alone keeps it, as an expired entry is kept (and as the Redis store leaves that limit's key to
-     * its TTL): a clock that steps back finds it again. A limit the request wrote with a state that has already
-     * expired at {@code now} (a smooth_bursty ticket clamped at the end of the clock, for instance) stores no
-     * state, as the script deletes such a key ({@code sluice.store_limit}): kept, that state would come back for
-     * a clock that steps back, where the script finds none. (The lockout's slot, after the limits', expires
-     * by {@link CompiledRule#live}.)
-     */
-    static Object[] keepExpired(CompiledRule rule, Object[] next, Object[] live, Object[] states, long now) {
-        for (int i = 0; i < next.length; i++) {
-            if (next[i] == live[i]) {
-                if (live[i] != states[i]) {
-                    next[i] = states[i];
-                }
-            } else if (i < rule.size() && next[i] != null && now >= rule.algorithm(i).expiresAt(next[i])) {
-                next[i] = null;
-            }
-        }
-        return next;
     }
 
     /**

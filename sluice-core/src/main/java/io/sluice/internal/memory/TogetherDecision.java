@@ -17,7 +17,7 @@ import java.util.function.LongSupplier;
  * all their limits are evaluated as one rule ({@link CompiledRule#concat}), and each holder gets its new entry,
  * or its old one back. A decision that meets a lock entry spins until it is gone: the lock is held for one pure
  * evaluation, never across a wait. A target whose state is a {@link Cell} is settled into an immutable entry
- * first ({@link MemoryStore#settle}).
+ * first ({@link ImmutableStates#settle}).
  */
 final class TogetherDecision {
 
@@ -57,7 +57,7 @@ final class TogetherDecision {
             Object[][] live = new Object[n][];
             List<Object> flat = new ArrayList<>();
             for (int i = 0; i < n; i++) {
-                states[i] = MemoryStore.statesFor(before[i], rules[i], now);
+                states[i] = ImmutableStates.statesFor(before[i], rules[i], now);
                 live[i] = rules[i].live(states[i], now);
                 flat.addAll(Arrays.asList(live[i]));
             }
@@ -71,7 +71,7 @@ final class TogetherDecision {
                         : Arrays.copyOfRange(outcome.states(), at, at + size);
                 at += size;
                 Object[] kept = mine == null ? states[i]
-                        : MemoryStore.keepExpired(rules[i], mine, live[i], states[i], now);
+                        : ImmutableStates.keepExpired(rules[i], mine, live[i], states[i], now);
                 next[i] = sameStates(kept, states[i]) && (before[i] == null || before[i].rule() == rules[i])
                         ? before[i] : Entry.of(rules[i], kept, rules[i].expiresAt(kept));
             }
@@ -102,7 +102,7 @@ final class TogetherDecision {
                 continue;
             }
             Entry current = holder.get();
-            if (Entry.busy(current) || MemoryStore.settle(holder, current)) {
+            if (Entry.busy(current) || ImmutableStates.settle(holder, current)) {
                 continue;
             }
             if (holder.compareAndSet(current, lock)) {

@@ -79,7 +79,7 @@ final class InPlaceRun {
             assertThat(actual).as("decision at %d for %s", now, op).isEqualTo(expected);
             Object next = request.op() == Request.Op.PEEK ? state : RuleEvaluator.nextOfOne(step);
             if (next != state) {
-                // The store keeps no state written already expired (MemoryStore.keepExpired).
+                // The store keeps no state written already expired (ImmutableStates.keepExpired).
                 stored = next != null && now >= pure.expiresAt(next) ? null : next;
             }
             assertHolds(pure, inPlace, cell, stored);
