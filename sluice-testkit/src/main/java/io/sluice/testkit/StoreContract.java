@@ -6,13 +6,10 @@ import io.sluice.Decision;
 import io.sluice.Limit;
 import io.sluice.RateLimiter;
 import io.sluice.Rule;
+import io.sluice.SluiceListener;
 import io.sluice.Store;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 
 /**
  * The contract every {@link Store} passes, unchanged: memory, Redis (standalone and cluster), local-first and
@@ -26,30 +23,12 @@ import org.junit.jupiter.api.BeforeEach;
  * mode reports remaining counts otherwise, {@link #assertAdmittedWithRemaining} with what its mode guarantees; no
  * case is skipped.
  */
-public abstract class StoreContract implements TogetherCases, AlgorithmCases, RuleCases, CallerCases {
-
-    /** A store that reads time from {@code clock}. */
-    protected abstract Store newStore(ManualClock clock);
+public abstract class StoreContract extends StoreFixture
+        implements TogetherCases, AlgorithmCases, RuleCases, CallerCases {
 
     @Override
     public int threads() {
         return 16;
-    }
-
-    protected ManualClock clock;
-    protected Store store;
-    private final List<RateLimiter> limiters = new ArrayList<>();
-
-    @BeforeEach
-    void openStore() {
-        clock = new ManualClock();
-        store = newStore(clock);
-    }
-
-    @AfterEach
-    void closeStore() {
-        limiters.forEach(RateLimiter::close);
-        store.close();
     }
 
     /**
@@ -82,9 +61,7 @@ public abstract class StoreContract implements TogetherCases, AlgorithmCases, Ru
 
     @Override
     public final RateLimiter limiterFor(Rule rule) {
-        RateLimiter l = RateLimiter.builder(rule).store(store).sleeper(clock).build();
-        limiters.add(l);
-        return l;
+        return limiterFor(rule, SluiceListener.NONE);
     }
 
     /**
