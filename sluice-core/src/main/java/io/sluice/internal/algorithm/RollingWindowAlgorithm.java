@@ -1,8 +1,5 @@
 package io.sluice.internal.algorithm;
 
-import static io.sluice.internal.algorithm.TimedCounts.newest;
-import static io.sluice.internal.algorithm.TimedCounts.total;
-
 import io.sluice.Limit;
 import io.sluice.RollingWindow;
 import java.util.Arrays;
@@ -201,6 +198,18 @@ final class RollingWindowAlgorithm implements Algorithm<RollingWindowAlgorithm.S
     /** The buckets with {@code start > t − window}. */
     private static long[] live(State state, long t, long window) {
         return state == null ? TimedCounts.EMPTY : TimedCounts.after(state.buckets(), t - window);
+    }
+
+    private static long total(long[] buckets) {
+        long sum = 0;
+        for (int i = 1; i < buckets.length; i += 2) {
+            sum += buckets[i];
+        }
+        return sum;
+    }
+
+    private static long newest(long[] buckets) {
+        return buckets[buckets.length - 2];
     }
 
     /*

@@ -1,8 +1,5 @@
 package io.sluice.internal.algorithm;
 
-import static io.sluice.internal.algorithm.TimedCounts.newest;
-import static io.sluice.internal.algorithm.TimedCounts.total;
-
 import io.sluice.Limit;
 import io.sluice.SlidingLog;
 import java.util.Arrays;
@@ -235,6 +232,18 @@ final class SlidingLogAlgorithm implements Algorithm<SlidingLogAlgorithm.State>,
     /** The entries in {@code (t − window, t]}; t is never before the newest entry. */
     private static long[] inWindow(State state, long t, long window) {
         return state == null ? TimedCounts.EMPTY : TimedCounts.after(state.log(), t - window);
+    }
+
+    private static long total(long[] log) {
+        long sum = 0;
+        for (int i = 1; i < log.length; i += 2) {
+            sum += log[i];
+        }
+        return sum;
+    }
+
+    private static long newest(long[] log) {
+        return log[log.length - 2];
     }
 
     /** The log with {@code permits} more at t, merged into the newest entry when it is at t too. */

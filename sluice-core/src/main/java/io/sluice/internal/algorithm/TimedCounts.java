@@ -9,27 +9,14 @@ import java.util.Arrays;
  * changes), never writing into its argument, so states built on these arrays stay immutable.
  *
  * <p>What an entry means, and when a charge joins the newest entry rather than opening one, belongs to each
- * algorithm and is derived in its essay; these are only the array manipulations both share.
+ * algorithm and is derived in its essay; these are only the array manipulations both share. The reads the Lua ports
+ * name alike ({@code total}, {@code newest}) stay in each algorithm, beside the port that mirrors them.
  */
 final class TimedCounts {
 
     static final long[] EMPTY = {};
 
     private TimedCounts() {}
-
-    /** The sum of the counts. */
-    static long total(long[] pairs) {
-        long sum = 0;
-        for (int i = 1; i < pairs.length; i += 2) {
-            sum += pairs[i];
-        }
-        return sum;
-    }
-
-    /** The time of the newest entry; {@code pairs} is not empty. */
-    static long newest(long[] pairs) {
-        return pairs[pairs.length - 2];
-    }
 
     /** The entries with {@code time > cutoff}: a suffix, since times increase. */
     static long[] after(long[] pairs, long cutoff) {
