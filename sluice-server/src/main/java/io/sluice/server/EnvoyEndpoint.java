@@ -15,30 +15,11 @@ import java.util.function.Supplier;
  * is read: validating its descriptors, counting what is refused, deciding them against the current rules, timing
  * the decision and recording a store failure, each under the endpoint's own metrics name. How a request is read
  * and how an answer or a failure is written stay with each endpoint.
+ *
+ * @param api the endpoint's name in metrics and logs
  */
-final class EnvoyEndpoint {
-
-    private final String api;
-    private final Supplier<RuleSet> rules;
-    private final EnvoyDecider envoy;
-    private final Settings settings;
-    private final ServerMetrics metrics;
-    private final StoreErrors storeErrors;
-
-    /** @param api the endpoint's name in metrics and logs */
-    EnvoyEndpoint(String api, Supplier<RuleSet> rules, EnvoyDecider envoy, Settings settings, ServerMetrics metrics,
-                  StoreErrors storeErrors) {
-        this.api = api;
-        this.rules = rules;
-        this.envoy = envoy;
-        this.settings = settings;
-        this.metrics = metrics;
-        this.storeErrors = storeErrors;
-    }
-
-    Settings settings() {
-        return settings;
-    }
+record EnvoyEndpoint(String api, Supplier<RuleSet> rules, EnvoyDecider envoy, Settings settings,
+                     ServerMetrics metrics, StoreErrors storeErrors) {
 
     /** The request's descriptors, within the server's limits on their number and entries. */
     List<EnvoyDecider.Descriptor> descriptors(RateLimitRequest request) throws InvalidRequestException {
