@@ -13,8 +13,6 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.function.Supplier;
 
 /**
  * envoyproxy/ratelimit's {@code POST /json}: a {@code RateLimitRequest} in proto3's JSON mapping in, the
@@ -28,31 +26,22 @@ import java.util.function.Supplier;
  */
 final class EnvoyJsonService implements HttpService {
 
-    private static final String API = "json";
     private static final JsonFormat.Parser PARSER = JsonFormat.parser();
     private static final JsonFormat.Printer PRINTER = JsonFormat.printer().omittingInsignificantWhitespace();
 
-    private final Supplier<RuleSet> rules;
-    private final EnvoyDecider envoy;
-    private final Settings settings;
-    private final ServerMetrics metrics;
-    private final StoreErrors storeErrors;
+    private final EnvoyEndpoint endpoint;
 
-    EnvoyJsonService(Supplier<RuleSet> rules, EnvoyDecider envoy, Settings settings, ServerMetrics metrics,
-                     StoreErrors storeErrors) {
-        this.rules = rules;
-        this.envoy = envoy;
-        this.settings = settings;
-        this.metrics = metrics;
-        this.storeErrors = storeErrors;
+    /** @param endpoint named {@code "json"} */
+    EnvoyJsonService(EnvoyEndpoint endpoint) {
+        this.endpoint = endpoint;
     }
 
     @Override
     public HttpResponse serve(ServiceRequestContext ctx, HttpRequest req) {
         long start = System.nanoTime();
         return HttpResponse.of(req.aggregate().thenCompose(body -> respond(body, start)).exceptionally(e -> {
-            metrics.invalidRequest(API);
-            return HttpResponses.unreadable(e, settings.maxBodyBytes());
+            endpoint.refused();
+            return HttpResponses.unreadable(e, endpoint.settings().maxBodyBytes());
         }));
     }
 
@@ -71,20 +60,16 @@ final class EnvoyJsonService implements HttpService {
                         + String.valueOf(e.getMessage()).strip().replaceAll("\\s*\\R\\s*", "; "));
             }
             request = builder.build();
-            descriptors = EnvoyProtocol.descriptors(request);
-            envoy.validate(request.getDomain(), descriptors, settings.maxBatch(), settings.maxEntries(), "descriptors");
+            descriptors = endpoint.descriptors(request);
         } catch (InvalidRequestException e) {
-            metrics.invalidRequest(API);
+            endpoint.refused();
             return CompletableFuture.completedFuture(HttpResponses.error(HttpStatus.BAD_REQUEST, e.getMessage()));
         }
-        return envoy.decide(rules.get(), request.getDomain(), descriptors, false, API).handle((statuses, e) -> {
-            metrics.latency(API, start);
-            if (e != null) {
-                Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-                storeErrors.record(API, cause);
+        // Answered on the thread that completes the decision: HttpResponse.of takes the response from any thread.
+        return endpoint.decide(request, descriptors, start, Runnable::run, (response, cause) -> {
+            if (cause != null) {
                 return HttpResponses.error(HttpStatus.SERVICE_UNAVAILABLE, "store unavailable: " + cause.getMessage());
             }
-            RateLimitResponse response = EnvoyProtocol.response(statuses, settings.envoyHeaders());
             String json;
             try {
                 json = PRINTER.print(response);

@@ -7,8 +7,6 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
-import java.util.concurrent.CompletionException;
-import java.util.function.Supplier;
 
 /**
  * Envoy's {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit}, from Envoy's published stubs:
@@ -18,54 +16,40 @@ import java.util.function.Supplier;
  */
 final class RateLimitGrpcService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
 
-    private static final String API = "grpc";
+    private final EnvoyEndpoint endpoint;
 
-    private final Supplier<RuleSet> rules;
-    private final EnvoyDecider envoy;
-    private final Settings settings;
-    private final ServerMetrics metrics;
-    private final StoreErrors storeErrors;
-
-    RateLimitGrpcService(Supplier<RuleSet> rules, EnvoyDecider envoy, Settings settings, ServerMetrics metrics,
-                         StoreErrors storeErrors) {
-        this.rules = rules;
-        this.envoy = envoy;
-        this.settings = settings;
-        this.metrics = metrics;
-        this.storeErrors = storeErrors;
+    /** @param endpoint named {@code "grpc"} */
+    RateLimitGrpcService(EnvoyEndpoint endpoint) {
+        this.endpoint = endpoint;
     }
 
     @Override
     public void shouldRateLimit(RateLimitRequest request, StreamObserver<RateLimitResponse> observer) {
         long start = System.nanoTime();
         List<EnvoyDecider.Descriptor> descriptors;
+        int maxBodyBytes = endpoint.settings().maxBodyBytes();
         try {
-            int size = request.getSerializedSize();
-            if (size > settings.maxBodyBytes()) {
+            if (request.getSerializedSize() > maxBodyBytes) {
                 // Only a compressed message gets here (GrpcFraming bounds the rest): as large once inflated.
-                metrics.invalidRequest(API);
-                observer.onError(GrpcFraming.tooLarge(settings.maxBodyBytes()).asRuntimeException());
+                endpoint.refused();
+                observer.onError(GrpcFraming.tooLarge(maxBodyBytes).asRuntimeException());
                 return;
             }
-            descriptors = EnvoyProtocol.descriptors(request);
-            envoy.validate(request.getDomain(), descriptors, settings.maxBatch(), settings.maxEntries(), "descriptors");
+            descriptors = endpoint.descriptors(request);
         } catch (InvalidRequestException e) {
-            metrics.invalidRequest(API);
+            endpoint.refused();
             observer.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
             return;
         }
-        ServiceRequestContext ctx = ServiceRequestContext.current();
-        envoy.decide(rules.get(), request.getDomain(), descriptors, false, API).whenCompleteAsync((statuses, e) -> {
-            metrics.latency(API, start);
-            if (e != null) {
-                Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-                storeErrors.record(API, cause);
+        endpoint.decide(request, descriptors, start, ServiceRequestContext.current().eventLoop(), (response, cause) -> {
+            if (cause != null) {
                 observer.onError(Status.UNAVAILABLE.withDescription("store unavailable: " + cause.getMessage())
                         .asRuntimeException());
-                return;
+            } else {
+                observer.onNext(response);
+                observer.onCompleted();
             }
-            observer.onNext(EnvoyProtocol.response(statuses, settings.envoyHeaders()));
-            observer.onCompleted();
-        }, ctx.eventLoop());
+            return null;
+        });
     }
 }

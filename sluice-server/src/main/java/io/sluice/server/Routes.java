@@ -41,7 +41,8 @@ final class Routes {
         GrpcServiceBuilder grpcService = GrpcService.builder()
                 .maxRequestMessageLength(HttpStack.grpcTransportLimit(settings))
                 .exceptionHandler(new MalformedGrpcRequests(settings.maxBodyBytes()));
-        RateLimitGrpcService rls = new RateLimitGrpcService(rules::get, envoy, settings, metrics, storeErrors);
+        RateLimitGrpcService rls = new RateLimitGrpcService(
+                new EnvoyEndpoint("grpc", rules::get, envoy, settings, metrics, storeErrors));
         grpcService.addService(auth == null ? rls.bindService() : ServerInterceptors.intercept(rls, auth.grpc()));
         // grpc.health.v1 answers for "" (the whole server) and for the rate-limit service by its own name, the
         // name Envoy's and Kubernetes' gRPC probes are usually given; both follow the server's lifecycle
@@ -63,7 +64,7 @@ final class Routes {
         route(sb, HttpMethod.POST, "/v1/charge", guarded(auth, "http", settle.charge()));
         route(sb, HttpMethod.POST, "/v1/settle", guarded(auth, "http", settle.settle()));
         route(sb, HttpMethod.POST, "/json", guarded(auth, "json",
-                new EnvoyJsonService(rules::get, envoy, settings, metrics, storeErrors)));
+                new EnvoyJsonService(new EnvoyEndpoint("json", rules::get, envoy, settings, metrics, storeErrors))));
         StoreService remote = new StoreService(store, new RemoteRules(rules::get), metrics, storeErrors, clientClock,
                 settings.maxBodyBytes(), hotKeys);
         route(sb, HttpMethod.POST, "/v1/store/rules", guarded(auth, StoreService.API, remote.register()));

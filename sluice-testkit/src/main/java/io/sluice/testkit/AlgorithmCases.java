@@ -28,9 +28,9 @@ public interface AlgorithmCases extends ContractFixture {
     @Test
     default void fixedWindowAdmitsLimitPerEpochAlignedWindow() {
         RateLimiter l = limiter(FixedWindow.of(3, Duration.ofSeconds(1)));
-        assertThat(l.tryAcquire("k").remaining()).isEqualTo(2);
-        assertThat(l.tryAcquire("k").remaining()).isEqualTo(1);
-        assertThat(l.tryAcquire("k").remaining()).isEqualTo(0);
+        assertAdmittedWithRemaining(l.tryAcquire("k"), 2);
+        assertAdmittedWithRemaining(l.tryAcquire("k"), 1);
+        assertAdmittedWithRemaining(l.tryAcquire("k"), 0);
         clock().advanceMillis(250);
         Decision rejected = l.tryAcquire("k");
         assertThat(rejected.allowed()).isFalse();
@@ -120,9 +120,9 @@ public interface AlgorithmCases extends ContractFixture {
     default void gcraReportsRedisRateValues() {
         RateLimiter l = limiter(Gcra.of(10, Duration.ofSeconds(1)));
         Decision first = l.tryAcquire("k");
-        assertThat(first.remaining()).isEqualTo(9);
+        assertAdmittedWithRemaining(first, 9);
         assertThat(first.resetAfterMicros()).isEqualTo(100 * MS);
-        assertThat(l.tryAcquire("k", 9).remaining()).isZero();
+        assertAdmittedWithRemaining(l.tryAcquire("k", 9), 0);
         Decision rejected = l.tryAcquire("k");
         assertThat(rejected.allowed()).isFalse();
         assertThat(rejected.retryAfterMicros()).isEqualTo(100 * MS);

@@ -1,5 +1,6 @@
 package io.sluice.testkit;
 
+import io.sluice.Decision;
 import io.sluice.Limit;
 import io.sluice.RateLimiter;
 import io.sluice.Rule;
@@ -30,6 +31,13 @@ public interface ContractFixture {
 
     /** A limiter on the store for {@code rule} exactly as given (no mode applied), closed after the case. */
     RateLimiter limiterFor(Rule rule);
+
+    /**
+     * Asserts an admission that a store deciding exactly reports with {@code exactRemaining} permits left. The
+     * cases that check remaining counts go through here, so that a mode reporting another count (leased mode: what
+     * the node's lease still holds) states what its count does mean instead of skipping the case.
+     */
+    void assertAdmittedWithRemaining(Decision decision, long exactRemaining);
 
     /** Threads used by the concurrency cases. */
     int threads();

@@ -18,8 +18,8 @@ import io.sluice.Rule;
 import io.sluice.Settlement;
 import io.sluice.SlidingLog;
 import io.sluice.SlidingWindow;
+import io.sluice.SluiceListener;
 import io.sluice.SmoothBursty;
-import io.sluice.Store;
 import io.sluice.Ticket;
 import io.sluice.Tier;
 import io.sluice.TokenBucket;
@@ -32,8 +32,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -45,35 +43,14 @@ import org.junit.jupiter.params.provider.MethodSource;
  * algorithms that cannot refund are refused before anything is charged. Time is a {@link ManualClock} the
  * store reads. Each test uses a fresh rule name, so stores may be shared between tests.
  */
-public abstract class SettleContract {
-
-    /** A store that reads time from {@code clock}. */
-    protected abstract Store newStore(ManualClock clock);
-
-    protected ManualClock clock;
-    protected Store store;
-    private final List<RateLimiter> limiters = new ArrayList<>();
-
-    @BeforeEach
-    void openStore() {
-        clock = new ManualClock();
-        store = newStore(clock);
-    }
-
-    @AfterEach
-    void closeStore() {
-        limiters.forEach(RateLimiter::close);
-        store.close();
-    }
+public abstract class SettleContract extends StoreFixture {
 
     protected RateLimiter limiter(Limit... limits) {
         return limiter(Rule.of("settle_" + UUID.randomUUID().toString().substring(0, 8), limits));
     }
 
     protected RateLimiter limiter(Rule rule) {
-        RateLimiter l = RateLimiter.builder(rule).store(store).sleeper(clock).build();
-        limiters.add(l);
-        return l;
+        return limiterFor(rule, SluiceListener.NONE);
     }
 
     private static final Duration MINUTE = Duration.ofMinutes(1);

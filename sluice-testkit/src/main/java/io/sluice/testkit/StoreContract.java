@@ -1,18 +1,15 @@
 package io.sluice.testkit;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.Decision;
 import io.sluice.Limit;
 import io.sluice.RateLimiter;
 import io.sluice.Rule;
+import io.sluice.SluiceListener;
 import io.sluice.Store;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.TestInfo;
 
 /**
  * The contract every {@link Store} passes, unchanged: memory, Redis (standalone and cluster), local-first and
@@ -22,55 +19,21 @@ import org.junit.jupiter.api.TestInfo;
  * Redis store in client-time mode), so every timeline is exact.
  *
  * <p>Each test uses a fresh rule name and keys, so stores may be shared between tests. A store that runs rules in
- * another mode (e.g. the Redis store's coalesced, leased or synced modes) overrides {@link #rule} and names the
- * cases its mode cannot satisfy by design in {@link #casesNotApplicable}, with the reason.
+ * another mode (e.g. the Redis store's coalesced, leased or synced modes) overrides {@link #rule}, and, where its
+ * mode reports remaining counts otherwise, {@link #assertAdmittedWithRemaining} with what its mode guarantees; no
+ * case is skipped.
  */
-public abstract class StoreContract implements TogetherCases, AlgorithmCases, RuleCases, CallerCases {
-
-    /** A store that reads time from {@code clock}. */
-    protected abstract Store newStore(ManualClock clock);
+public abstract class StoreContract extends StoreFixture
+        implements TogetherCases, AlgorithmCases, RuleCases, CallerCases {
 
     @Override
     public int threads() {
         return 16;
     }
 
-    protected ManualClock clock;
-    protected Store store;
-    private final List<RateLimiter> limiters = new ArrayList<>();
-
-    /**
-     * The cases (test method names) this store cannot satisfy by design, each with the reason; they are reported
-     * as skipped with that reason. None by default: a store that runs every rule exactly satisfies them all.
-     */
-    protected Map<String, String> casesNotApplicable() {
-        return Map.of();
-    }
-
-    @BeforeEach
-    void skipCasesNotApplicable(TestInfo test) {
-        String reason = casesNotApplicable().get(test.getTestMethod().orElseThrow().getName());
-        Assumptions.assumeTrue(reason == null, reason);
-    }
-
-    @BeforeEach
-    void openStore() {
-        clock = new ManualClock();
-        store = newStore(clock);
-    }
-
-    @AfterEach
-    void closeStore() {
-        limiters.forEach(RateLimiter::close);
-        if (store != null) {    // null when the case was skipped before the store was opened
-            store.close();
-        }
-    }
-
     /**
      * The rule a test runs: {@code limits} in the default (exact) mode. A store whose modes decide elsewhere
-     * (coalesced, leased, synced) overrides this to run the contract in that mode, and names in
-     * {@link #casesNotApplicable} the cases its mode cannot satisfy by design.
+     * (coalesced, leased, synced) overrides this to run the contract in that mode.
      */
     protected Rule rule(String name, Limit... limits) {
         return Rule.of(name, limits);
@@ -98,9 +61,16 @@ public abstract class StoreContract implements TogetherCases, AlgorithmCases, Ru
 
     @Override
     public final RateLimiter limiterFor(Rule rule) {
-        RateLimiter l = RateLimiter.builder(rule).store(store).sleeper(clock).build();
-        limiters.add(l);
-        return l;
+        return limiterFor(rule, SluiceListener.NONE);
+    }
+
+    /**
+     * Asserts the exact count: {@code decision.remaining() == exactRemaining}. A store running rules in a mode that
+     * reports remaining otherwise overrides this with what its mode guarantees.
+     */
+    @Override
+    public void assertAdmittedWithRemaining(Decision decision, long exactRemaining) {
+        assertThat(decision.remaining()).isEqualTo(exactRemaining);
     }
 
     /**
@@ -108,14 +78,4 @@ public abstract class StoreContract implements TogetherCases, AlgorithmCases, Ru
      * long enough that a loaded machine (the whole suite on two cores) never turns a slow answer into a failure.
      */
     public static final Duration PATIENT_TIMEOUT = Duration.ofSeconds(10);
-
-    /** The cases of {@link Store#decideTogether}, each with {@code reason}: for a store that does not offer it. */
-    protected static Map<String, String> togetherCases(String reason) {
-        return Map.of("togetherChargesEveryTargetOrNone", reason,
-                "togetherOfSeveralKeysOfOneRuleThroughTheLimiter", reason,
-                "togetherBestEffortGrantsWhatEveryTargetCan", reason,
-                "togetherRefusesRepeatedAndMissingTargets", reason,
-                "togetherIsAllOrNothingUnderConcurrency", reason,
-                "togetherAsyncDecidesAsTheCallThatWaits", reason);
-    }
 }

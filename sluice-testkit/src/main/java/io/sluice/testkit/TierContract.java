@@ -10,14 +10,11 @@ import io.sluice.Limit;
 import io.sluice.RateLimiter;
 import io.sluice.Rule;
 import io.sluice.SluiceListener;
-import io.sluice.Store;
 import io.sluice.Tier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -26,35 +23,10 @@ import org.junit.jupiter.api.Test;
  * rule (a reload) keeps every key's state where its tier's limits are unchanged. Time is a {@link ManualClock}
  * the store reads. Each test uses a fresh rule name, so stores may be shared between tests.
  */
-public abstract class TierContract {
-
-    /** A store that reads time from {@code clock}. */
-    protected abstract Store newStore(ManualClock clock);
-
-    protected ManualClock clock;
-    protected Store store;
-    private final List<RateLimiter> limiters = new ArrayList<>();
-
-    @BeforeEach
-    void openStore() {
-        clock = new ManualClock();
-        store = newStore(clock);
-    }
-
-    @AfterEach
-    void closeStore() {
-        limiters.forEach(RateLimiter::close);
-        store.close();
-    }
+public abstract class TierContract extends StoreFixture {
 
     private RateLimiter limiter(Rule rule) {
-        return limiter(rule, SluiceListener.NONE);
-    }
-
-    private RateLimiter limiter(Rule rule, SluiceListener listener) {
-        RateLimiter l = RateLimiter.builder(rule).store(store).sleeper(clock).listener(listener).build();
-        limiters.add(l);
-        return l;
+        return limiterFor(rule, SluiceListener.NONE);
     }
 
     private static final Duration MINUTE = Duration.ofMinutes(1);
@@ -199,7 +171,7 @@ public abstract class TierContract {
             }
         };
         String name = fresh();
-        RateLimiter limiter = limiter(api(name, 5), listener);
+        RateLimiter limiter = limiterFor(api(name, 5), listener);
         limiter.tryAcquire("tenant-acme");
         limiter.tryAcquire("svc-a");
         limiter.tryAcquire("other");

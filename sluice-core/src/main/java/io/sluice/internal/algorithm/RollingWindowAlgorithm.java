@@ -111,8 +111,6 @@ final class RollingWindowAlgorithm implements Algorithm<RollingWindowAlgorithm.S
         }
     }
 
-    private static final long[] EMPTY = {};
-
     private final RollingWindow limit;
     private final long window;
     private final long bucket;
@@ -179,16 +177,9 @@ final class RollingWindowAlgorithm implements Algorithm<RollingWindowAlgorithm.S
 
     /** The live buckets with {@code permits} added to the open one, or to a new one opened at t. */
     private long[] charged(long[] live, long t, long permits) {
-        int n = live.length;
-        if (n > 0 && t - live[n - 2] < bucket) {
-            long[] joined = live.clone();
-            joined[n - 1] += permits;
-            return joined;
-        }
-        long[] opened = Arrays.copyOf(live, n + 2);
-        opened[n] = t;
-        opened[n + 1] = permits;
-        return opened;
+        return live.length > 0 && t - newest(live) < bucket
+                ? TimedCounts.addedToNewest(live, permits)
+                : TimedCounts.appended(live, t, permits);
     }
 
     private long resetAfter(long[] buckets, long t) {
@@ -206,15 +197,7 @@ final class RollingWindowAlgorithm implements Algorithm<RollingWindowAlgorithm.S
 
     /** The buckets with {@code start > t − window}. */
     private static long[] live(State state, long t, long window) {
-        if (state == null) {
-            return EMPTY;
-        }
-        long[] buckets = state.buckets();
-        int first = 0;
-        while (first < buckets.length && buckets[first] <= t - window) {
-            first += 2;
-        }
-        return first == 0 ? buckets : Arrays.copyOfRange(buckets, first, buckets.length);
+        return state == null ? TimedCounts.EMPTY : TimedCounts.after(state.buckets(), t - window);
     }
 
     private static long total(long[] buckets) {
@@ -249,21 +232,11 @@ final class RollingWindowAlgorithm implements Algorithm<RollingWindowAlgorithm.S
         if (actual > estimate) {
             return new State(charged(live, t, actual - estimate));
         }
-        for (int i = 0; i < live.length && actual < estimate; i += 2) {
-            if (live[i] == mark) {
-                long left = live[i + 1] - (estimate - actual);
-                long[] after;
-                if (left > 0) {
-                    after = live.clone();
-                    after[i + 1] = left;
-                } else {
-                    after = new long[live.length - 2];
-                    System.arraycopy(live, 0, after, 0, i);
-                    System.arraycopy(live, i + 2, after, i, live.length - i - 2);
-                }
-                return after.length == 0 ? null : new State(after);
-            }
+        int i = actual < estimate ? TimedCounts.indexOf(live, mark) : -1;
+        if (i < 0) {
+            return state;
         }
-        return state;
+        long[] after = TimedCounts.lowered(live, i, estimate - actual);
+        return after.length == 0 ? null : new State(after);
     }
 }

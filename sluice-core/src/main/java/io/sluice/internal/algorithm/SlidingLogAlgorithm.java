@@ -120,8 +120,6 @@ final class SlidingLogAlgorithm implements Algorithm<SlidingLogAlgorithm.State>,
         }
     }
 
-    private static final long[] EMPTY = {};
-
     private final SlidingLog limit;
     private final long window;
     private final long minGap;
@@ -233,29 +231,7 @@ final class SlidingLogAlgorithm implements Algorithm<SlidingLogAlgorithm.State>,
 
     /** The entries in {@code (t − window, t]}; t is never before the newest entry. */
     private static long[] inWindow(State state, long t, long window) {
-        if (state == null) {
-            return EMPTY;
-        }
-        long[] log = state.log();
-        int first = 0;
-        while (first < log.length && log[first] <= t - window) {
-            first += 2;
-        }
-        return first == 0 ? log : Arrays.copyOfRange(log, first, log.length);
-    }
-
-    /** The log with {@code permits} more at t, merged into the newest entry when it is at t too. */
-    private static long[] appended(long[] log, long t, long permits) {
-        int n = log.length;
-        if (n > 0 && log[n - 2] == t) {
-            long[] merged = log.clone();
-            merged[n - 1] += permits;
-            return merged;
-        }
-        long[] longer = Arrays.copyOf(log, n + 2);
-        longer[n] = t;
-        longer[n + 1] = permits;
-        return longer;
+        return state == null ? TimedCounts.EMPTY : TimedCounts.after(state.log(), t - window);
     }
 
     private static long total(long[] log) {
@@ -268,6 +244,13 @@ final class SlidingLogAlgorithm implements Algorithm<SlidingLogAlgorithm.State>,
 
     private static long newest(long[] log) {
         return log[log.length - 2];
+    }
+
+    /** The log with {@code permits} more at t, merged into the newest entry when it is at t too. */
+    private static long[] appended(long[] log, long t, long permits) {
+        return log.length > 0 && newest(log) == t
+                ? TimedCounts.addedToNewest(log, permits)
+                : TimedCounts.appended(log, t, permits);
     }
 
     /*
@@ -291,21 +274,11 @@ final class SlidingLogAlgorithm implements Algorithm<SlidingLogAlgorithm.State>,
         if (actual > estimate) {
             return new State(capped(appended(log, t, actual - estimate)));
         }
-        for (int i = 0; i < log.length && actual < estimate; i += 2) {
-            if (log[i] == mark) {
-                long left = log[i + 1] - (estimate - actual);
-                long[] after;
-                if (left > 0) {
-                    after = log.clone();
-                    after[i + 1] = left;
-                } else {
-                    after = new long[log.length - 2];
-                    System.arraycopy(log, 0, after, 0, i);
-                    System.arraycopy(log, i + 2, after, i, log.length - i - 2);
-                }
-                return after.length == 0 ? null : new State(after);
-            }
+        int i = actual < estimate ? TimedCounts.indexOf(log, mark) : -1;
+        if (i < 0) {
+            return state;
         }
-        return state;
+        long[] after = TimedCounts.lowered(log, i, estimate - actual);
+        return after.length == 0 ? null : new State(after);
     }
 }

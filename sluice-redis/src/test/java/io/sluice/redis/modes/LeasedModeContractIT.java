@@ -1,15 +1,17 @@
 package io.sluice.redis.modes;
 
-import io.sluice.redis.RedisStore;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.Decision;
 import io.sluice.Limit;
 import io.sluice.Mode;
 import io.sluice.Rule;
 import io.sluice.Store;
+import io.sluice.redis.RedisStore;
 import io.sluice.testkit.ManualClock;
 import io.sluice.testkit.StoreContract;
 import io.sluice.testkit.redis.RedisServer;
 import io.sluice.testkit.redis.SharedRedis;
-import java.util.Map;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
@@ -26,14 +28,20 @@ class LeasedModeContractIT extends StoreContract {
     }
 
     /**
-     * A leased decision reports as remaining what the node's lease still holds, not what Redis has left for the
-     * fleet (docs/leased-mode.md): a cold key leases just the permits the request needs, so it reports 0 where an
-     * exact decision reports the limit's remaining count. Admissions and rejections are the contract's.
+     * A decision spent from a lease reports as remaining what the node's lease still holds, not what Redis has
+     * left for the fleet (docs/leased-mode.md): a cold key leases just the permits the request needs, so it reports
+     * fewer than an exact decision would. What the lease holds was charged in Redis within the limit, so it is
+     * never more than the exact count: the node never holds permits past the limit. A decision Redis made
+     * (a rule leased mode refuses) reports the exact count.
      */
     @Override
-    protected Map<String, String> casesNotApplicable() {
-        String why = "leased mode reports remaining as what the node's lease holds (0 on a cold key), not Redis's count";
-        return Map.of("fixedWindowAdmitsLimitPerEpochAlignedWindow", why, "gcraReportsRedisRateValues", why);
+    public void assertAdmittedWithRemaining(Decision decision, long exactRemaining) {
+        assertThat(decision.allowed()).isTrue();
+        if (decision.source() == Decision.Source.LEASE) {
+            assertThat(decision.remaining()).isBetween(0L, exactRemaining);
+        } else {
+            super.assertAdmittedWithRemaining(decision, exactRemaining);
+        }
     }
 
     @Override

@@ -2,6 +2,8 @@ package io.sluice.redis.ports;
 
 import io.sluice.redis.Topology;
 import io.sluice.redis.RedisStore;
+import static io.sluice.redis.ports.RedisTwin.assertDecision;
+import static io.sluice.redis.ports.RedisTwin.TODAY;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.Concurrency;
@@ -34,18 +36,10 @@ import org.junit.jupiter.params.provider.EnumSource;
 class ConcurrencyRedisIT {
 
     private static final long SEC = 1_000_000;
-    private static final long TODAY = 1_767_225_600_000_000L;
     private static final long LONGEST = Arith.micros(Limit.MAX_DURATION);
 
     private static RedisTwin twin(Topology topology, long start, Limit... limits) {
         return new RedisTwin(topology, start, Rule.of("conc", limits));
-    }
-
-    private static void assertDecision(Decision d, boolean allowed, long remaining, long retryAfter, long resetAfter) {
-        assertThat(d.allowed()).as("allowed: %s", d).isEqualTo(allowed);
-        assertThat(d.remaining()).as("remaining: %s", d).isEqualTo(remaining);
-        assertThat(d.retryAfterMicros()).as("retry-after: %s", d).isEqualTo(retryAfter);
-        assertThat(d.resetAfterMicros()).as("reset-after: %s", d).isEqualTo(resetAfter);
     }
 
     /** The essay's timeline, from the epoch: the first lease id is 0. */

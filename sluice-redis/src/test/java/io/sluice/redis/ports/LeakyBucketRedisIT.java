@@ -1,6 +1,7 @@
 package io.sluice.redis.ports;
 
 import io.sluice.redis.Topology;
+import static io.sluice.redis.ports.RedisTwin.TODAY;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.Decision;
@@ -26,7 +27,6 @@ class LeakyBucketRedisIT {
 
     private static final long MS = 1_000;
     private static final long S = 1_000_000;
-    private static final long TODAY = 1_767_225_600_000_000L;
     private static final Duration FOREVER = Duration.ofDays(365L * 1000); // the facade's unbounded maxWait
     private static final long MAX_LIMIT = 1_000_000_000L; // LeakyBucket's largest limit and burst
 

@@ -23,6 +23,9 @@ import java.util.function.Function;
  */
 final class RedisTwin implements AutoCloseable {
 
+    /** 2026-01-01T00:00Z in µs: a start for timelines that need today's magnitudes rather than the epoch's. */
+    static final long TODAY = 1_767_225_600_000_000L;
+
     final ManualClock clock;
     final String prefix;
     final Topology topology;
@@ -107,6 +110,14 @@ final class RedisTwin implements AutoCloseable {
         long expected = (untilExpiryMicros + 999) / 1_000 + 1_000;
         assertThat(pttl(key, limit)).as("PTTL of " + stateKey(key, limit))
                 .isLessThanOrEqualTo(expected).isGreaterThan(expected - 900);
+    }
+
+    /** Asserts the four fields an edge case pins, each failure naming the field and showing the whole decision. */
+    static void assertDecision(Decision d, boolean allowed, long remaining, long retryAfter, long resetAfter) {
+        assertThat(d.allowed()).as("allowed: %s", d).isEqualTo(allowed);
+        assertThat(d.remaining()).as("remaining: %s", d).isEqualTo(remaining);
+        assertThat(d.retryAfterMicros()).as("retry-after: %s", d).isEqualTo(retryAfter);
+        assertThat(d.resetAfterMicros()).as("reset-after: %s", d).isEqualTo(resetAfter);
     }
 
     @Override

@@ -1,6 +1,8 @@
 package io.sluice.redis.ports;
 
 import io.sluice.redis.Topology;
+import static io.sluice.redis.ports.RedisTwin.assertDecision;
+import static io.sluice.redis.ports.RedisTwin.TODAY;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.Decision;
@@ -24,7 +26,6 @@ class SlidingLogRedisIT {
 
     private static final long MS = 1_000;
     private static final long SEC = 1_000_000;
-    private static final long TODAY = 1_767_225_600_000_000L;
 
     private static RedisTwin twin(Topology topology, long start, Limit... limits) {
         return new RedisTwin(topology, start, Rule.of("log", limits));
@@ -32,13 +33,6 @@ class SlidingLogRedisIT {
 
     private static SlidingLog log(long limit, Duration window, Duration minGap, boolean countRejected) {
         return new SlidingLog("sliding_log", limit, window, minGap, countRejected);
-    }
-
-    private static void assertDecision(Decision d, boolean allowed, long remaining, long retryAfter, long resetAfter) {
-        assertThat(d.allowed()).as("allowed: %s", d).isEqualTo(allowed);
-        assertThat(d.remaining()).as("remaining: %s", d).isEqualTo(remaining);
-        assertThat(d.retryAfterMicros()).as("retry-after: %s", d).isEqualTo(retryAfter);
-        assertThat(d.resetAfterMicros()).as("reset-after: %s", d).isEqualTo(resetAfter);
     }
 
     /** The essay's worked example, with the clock starting at the epoch itself. */

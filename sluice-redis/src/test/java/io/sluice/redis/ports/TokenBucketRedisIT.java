@@ -2,6 +2,7 @@ package io.sluice.redis.ports;
 
 import io.sluice.redis.Topology;
 import io.sluice.redis.RedisStore;
+import static io.sluice.redis.ports.RedisTwin.TODAY;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.Decision;
@@ -28,7 +29,6 @@ class TokenBucketRedisIT {
 
     private static final long MS = 1_000;
     private static final long S = 1_000_000;
-    private static final long TODAY = 1_767_225_600_000_000L;
     private static final Duration FOREVER = Duration.ofDays(365L * 1000); // the facade's unbounded maxWait
 
     private static TokenBucket bucket(long capacity, long tokens, Duration period, Refill refill, long initial) {
