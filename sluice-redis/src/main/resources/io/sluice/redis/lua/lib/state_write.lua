@@ -177,8 +177,8 @@ function sluice.store_limit(limit, state, now, client_time, slack_ms, expiresAt)
   sluice.store_state(limit.key, limit.alg, limit.p, limit.fingerprint, state, now, client_time, slack_ms, expiresAt)
 end
 
---- store_limit for a limit that is not in a table (rule_one.lua's fast path builds none): its key, module,
---- parsed parameters and fingerprint.
+--- store_limit for a limit given by its key, module, parsed parameters and fingerprint (rule_one.lua's fast path
+--- builds no limit table; rule.lua saves a call per limit).
 function sluice.store_state(key, alg, p, fingerprint, state, now, client_time, slack_ms, expiresAt)
   if state ~= nil and expiresAt == nil then
     expiresAt = alg.expiresAt(state, p)
