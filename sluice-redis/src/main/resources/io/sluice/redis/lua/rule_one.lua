@@ -7,9 +7,9 @@
 -- What it leaves out is what only the other shapes need: the tables of limits and steps, the closures the
 -- general way builds on every call (commit, decide, value), the loops over limits, the shadow, lockout and ticket
 -- checks. It is a top-level local of the script, so the functions library builds it once per server, not once
--- per call. FastPathIT runs the same seeded calls through this path and through the general one (a rule of one
--- limit sent with a lockout that never triggers would change the shape, so it forces the general way with
--- "1:0", the same rule as a one-limit mask) and compares every reply field and every stored value and expiry.
+-- per call. FastPathIT runs the same seeded calls through this path and through the general one (forced by
+-- writing the limit count as the mask "1:0": the same rule, one enforced limit) and compares every reply field,
+-- every stored value and every expiry.
 
 -- Integers below 10^14 as integer replies, others (Long.MAX_VALUE for "never") as strings: rule.lua's value().
 local function reply_value(x)
