@@ -431,9 +431,9 @@ else
   if wrote and dedup_key then
     -- Stored below as text: strings, which table.concat copies, where a number would be printed with %.14g.
     local fmt = sluice.fmt_int
-    reply = { fmt(a), fmt(g), fmt(r), fmt(ra), fmt(rs), fmt(w), fmt(d), fmt(l), fmt(sd), fmt(sr) }
+    reply = { fmt(a), fmt(g), fmt(r), fmt(ra), fmt(rs), fmt(w), fmt(d), fmt(l), fmt(sd), fmt(sr), 0 }
   else
-    reply = { a, value(g), value(r), value(ra), value(rs), value(w), d, value(l), sd, value(sr) }
+    reply = { a, value(g), value(r), value(ra), value(rs), value(w), d, value(l), sd, value(sr), 0 }
   end
 end
 
@@ -453,8 +453,12 @@ end
 
 -- Only a call that wrote needs protecting from a replay: replaying one that changed nothing decides afresh,
 -- which charges at most once.
+-- The single form's reply was built with its eleventh field, replayed (0), so that it never grows (a rehash); the
+-- stored text leaves it out.
 if wrote and dedup_key then
-  redis.call("SET", dedup_key, table.concat(reply, " "), "PX", ARGV[6])
+  redis.call("SET", dedup_key, table.concat(reply, " ", 1, batch and #reply or 10), "PX", ARGV[6])
 end
-reply[#reply + 1] = 0
+if batch then
+  reply[#reply + 1] = 0
+end
 return reply

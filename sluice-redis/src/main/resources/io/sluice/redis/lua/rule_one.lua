@@ -83,21 +83,23 @@ local function sluice_decide_one(KEYS, ARGV)
   end
   local wrote = next_state ~= state or dirty
 
+  -- Built with its eleventh field, replayed (0), so the table never grows (rule.lua appends it: a rehash), and
+  -- with the fields that are constants for the verdict written as such (a call to reply_value less each).
   local reply
   if wrote and dedup_key then
-    -- Stored below as text (rule.lua).
+    -- Stored below as text (rule.lua), without the eleventh field.
     local fmt = S.fmt_int
-    reply = { fmt(a), fmt(g), fmt(r), fmt(ra), fmt(rs), fmt(w), "1", fmt(l), "0", "0" }
+    reply = { fmt(a), fmt(g), fmt(r), fmt(ra), fmt(rs), fmt(w), "1", fmt(l), "0", "0", 0 }
+  elseif a == 1 then
+    reply = { 1, reply_value(g), reply_value(r), 0, reply_value(rs), reply_value(w), 1, reply_value(l), 0, 0, 0 }
   else
-    reply = { a, reply_value(g), reply_value(r), reply_value(ra), reply_value(rs), reply_value(w), 1,
-              reply_value(l), 0, 0 }
+    reply = { 0, 0, reply_value(r), reply_value(ra), reply_value(rs), 0, 1, -1, 0, 0, 0 }
   end
   if wrote then
     S.store_state(key, alg, p, fingerprint, next_state, now, client_time, slack_ms, expires)
     if dedup_key then
-      redis.call("SET", dedup_key, table.concat(reply, " "), "PX", ARGV[6])
+      redis.call("SET", dedup_key, table.concat(reply, " ", 1, 10), "PX", ARGV[6])
     end
   end
-  reply[11] = 0
   return reply
 end
