@@ -83,8 +83,8 @@ local function sluice_decide_one(KEYS, ARGV)
   end
   local wrote = next_state ~= state or dirty
 
-  -- Built with its eleventh field, replayed (0), so the table never grows (rule.lua appends it: a rehash), and
-  -- with the fields that are constants for the verdict written as such (a call to reply_value less each).
+  -- Built with its eleventh field, replayed (0), so the table never grows (appending it is a rehash), and with
+  -- the fields that are constants for the verdict written as such (a call to reply_value less each).
   local reply
   if wrote and dedup_key then
     -- Stored below as text (rule.lua), without the eleventh field.
