@@ -22,7 +22,7 @@ import java.util.regex.Pattern;
  * the libraries {@code lib/*.lua} ({@link #LIBRARIES} at the top level, then {@link #ON_FIRST_USE} inside a
  * generated {@code __index} function that builds each group the first time a call reads one of its names), then a
  * loader that {@link #assemble} generates around the algorithm files, then
- * {@code lockout.lua} (a rule's lockout) and {@code rule.lua}. Built once per JVM, never from request values, so its SHA-1 is stable and {@code EVALSHA}
+ * {@code rule_one.lua} (the dispatcher's fast path), {@code lockout.lua} (a rule's lockout) and {@code rule.lua}. Built once per JVM, never from request values, so its SHA-1 is stable and {@code EVALSHA}
  * finds it in every Redis script cache. Immutable.
  *
  * <p><b>Only what a call uses is built.</b> Redis runs the whole chunk on every call, and in Lua 5.1 every
@@ -227,7 +227,7 @@ public final class SluiceScript {
      * The parts between the libraries and the dispatcher, run at the chunk's top level in this order: the
      * functions library keeps the locals of these that the dispatcher uses ({@link #keptLocals}).
      */
-    private static final List<String> TOP_LEVEL_PARTS = List.of("settle.lua", "lockout.lua");
+    private static final List<String> TOP_LEVEL_PARTS = List.of("settle.lua", "rule_one.lua", "lockout.lua");
 
     /** A local at the top level of a part: {@code local name =} or {@code local function name(}. */
     private static final Pattern TOP_LOCAL = Pattern.compile("(?m)^local (?:function )?([A-Za-z_][A-Za-z0-9_]*)");

@@ -388,6 +388,53 @@ class LuaLibrariesIT {
     }
 
     @Test
+    void theExpiryATokenBucketStepGivesIsExpiresAtOfTheStateItAdmits() {
+        // token_bucket's step returns, after its verdict, the admitted state's expiry computed with its resetAfter
+        // (lib/verdict.lua); the dispatcher stores it instead of calling M.expiresAt. Over seeded steps of each refill
+        // style (with and without initial tokens below capacity, refund clocks set now and then), it must be exactly
+        // M.expiresAt(admitted).
+        long checked = 0;
+        for (String words : List.of("5 1 1000000 greedy 5", "10 4 1000000 interval 10",
+                "8 2 1000000 interval_aligned 3", "1000 7 3000000 greedy 1000", "3 1 86400000000 greedy 3")) {
+            List<String> args = new ArrayList<>(List.of(words, "1767225600000000"));
+            for (int i = 0; i < 300; i++) {
+                args.add(Long.toString(random.nextInt(4) == 0 ? 0 : random.nextInt(900_000)));
+                args.add(Integer.toString(random.nextInt(4)));
+                args.add(random.nextInt(3) == 0 ? Long.toString(random.nextInt(5_000_000)) : "0");
+                args.add(random.nextInt(10) == 0 ? Long.toString(1 + random.nextInt(3_000_000)) : "0");
+            }
+            List<?> out = eval(SluiceScript.get().part("algorithms/token_bucket.lua") + """
+                    local alg = ALG["token_bucket"]
+                    local p = sluice.params(alg, ARGV[1])
+                    local st, now = nil, tonumber(ARGV[2])
+                    local checked, bad = 0, {}
+                    for j = 3, #ARGV, 4 do
+                      now = now + tonumber(ARGV[j])
+                      local refunded = tonumber(ARGV[j + 3])
+                      if st ~= nil and refunded > 0 then
+                        st = { tokens = st.tokens, lastRefill = st.lastRefill, roundingError = st.roundingError,
+                               refunded = refunded }
+                      end
+                      local v, e = alg.step(st, now, tonumber(ARGV[j + 1]), tonumber(ARGV[j + 2]), p)
+                      if e ~= nil then
+                        local want = alg.expiresAt(v.admitted, p)
+                        if e ~= want then
+                          bad[#bad + 1] = sluice.fmt_int(e) .. " instead of " .. sluice.fmt_int(want)
+                        end
+                        checked = checked + 1
+                      end
+                      if v.allowed then st = v.admitted else st = v.rejected end
+                    end
+                    return { sluice.fmt_int(checked), table.concat(bad, ", ") }
+                    """, args);
+            assertThat(Long.parseLong((String) out.get(0))).as("admissions checked for %s", words).isPositive();
+            checked += Long.parseLong((String) out.get(0));
+            assertThat(out.get(1)).as("expiries that differ for %s", words).isEqualTo("");
+        }
+        assertThat(checked).as("admissions checked").isGreaterThan(500);
+    }
+
+    @Test
     void aKeptDecodedStateIsTheStateDecodingAgainGives() {
         // Where the helpers outlive the call (sluice.keeps), decode_state keeps the states of two or three integers
         // by fields and value: the same value gives the same table and fingerprint, with the values a fresh decode

@@ -25,8 +25,10 @@ class SluiceScriptTest {
         assertThat(paths.subList(0, libraries)).isEqualTo(expectedLibraries);
         assertThat(paths.get(paths.size() - 1)).isEqualTo("rule.lua");
         assertThat(paths.get(paths.size() - 2)).as("a rule's lockout, before the dispatcher").isEqualTo("lockout.lua");
-        assertThat(paths.get(paths.size() - 3)).as("tickets, before the lockout").isEqualTo("settle.lua");
-        List<String> algorithms = paths.subList(libraries, paths.size() - 3);
+        assertThat(paths.get(paths.size() - 3)).as("the dispatcher's fast path, before the lockout")
+                .isEqualTo("rule_one.lua");
+        assertThat(paths.get(paths.size() - 4)).as("tickets, before the fast path").isEqualTo("settle.lua");
+        List<String> algorithms = paths.subList(libraries, paths.size() - 4);
         assertThat(algorithms).contains("algorithms/fixed_window.lua");
         // The algorithm files follow SluiceScript.ALGORITHMS, which is AlgorithmName's list: every one is ported.
         List<String> expected = AlgorithmName.names().stream().map(n -> "algorithms/" + n + ".lua").toList();
@@ -221,7 +223,7 @@ class SluiceScriptTest {
         assertThat(SluiceScript.sync().functionName()).isNotEqualTo(script.functionName());
         assertThat(rule.path()).isEqualTo("rule.lua");
         // The dispatcher's view of build()'s locals: what rule.lua uses from the top level, kept between calls.
-        assertThat(script.functionLibrary()).contains("\nreturn sluice, sluice_tickets, sluice_lockout\n");
+        assertThat(script.functionLibrary()).contains("\nreturn sluice, sluice_tickets, sluice_decide_one, sluice_lockout\n");
         assertThat(SluiceScript.sync().functionLibrary()).contains("\nreturn sluice\n");
     }
 

@@ -214,15 +214,13 @@ do
     return duration(fullAt(s, p), now)
   end
 
-  -- With initialTokens < capacity a full bucket admits more than a fresh key, so the state is kept (the Java
-  -- essay's "Expiry"): NEVER. NEVER (math.huge) also when the bucket is full only after MAX_TIME;
-  -- sluice.expire then keeps the key until MAX_TIME.
-  -- A state refunded into lives min(refunded, MAX_TICKET_LIFETIME) longer (the Java's "Life of the clock").
-  function M.expiresAt(st, p)
+  -- Lua only (speed): M.expiresAt of st given fullTime = fullAt(st, p), so that step, which computes fullAt of
+  -- the state it admits for resetAfter, hands the dispatcher that state's expiry without walking fullAt ->
+  -- readyAt -> greedyMicros again in store_limit (LuaLibrariesIT checks the two agree).
+  local function expiresAtFull(st, fullTime, p)
     if p.initialTokens < p.capacity then
       return NEVER
     end
-    local fullTime = fullAt(st, p)
     if fullTime > MAX_TIME then
       return NEVER
     end
@@ -234,6 +232,28 @@ do
       return fullTime + extra
     end
     return fullTime
+  end
+
+  -- With initialTokens < capacity a full bucket admits more than a fresh key, so the state is kept (the Java
+  -- essay's "Expiry"): NEVER. NEVER (math.huge) also when the bucket is full only after MAX_TIME;
+  -- sluice.expire then keeps the key until MAX_TIME.
+  -- A state refunded into lives min(refunded, MAX_TICKET_LIFETIME) longer (the Java's "Life of the clock").
+  function M.expiresAt(st, p)
+    if p.initialTokens < p.capacity then
+      return NEVER
+    end
+    return expiresAtFull(st, fullAt(st, p), p)
+  end
+
+  -- Lua only (speed): Step.allow of the admitted state `after`, with its resetAfter and, as the second value
+  -- (lib/verdict.lua), its expiry from one fullAt (resetAfter is 0 for a full bucket, where fullAt is lastRefill).
+  local function allowAfter(wait, remaining, after, now, rejected, p)
+    local fullTime = fullAt(after, p)
+    local reset = 0
+    if after.tokens < p.capacity then
+      reset = duration(fullTime, now)
+    end
+    return S.allow(wait, remaining, reset, after, rejected), expiresAtFull(after, fullTime, p)
   end
 
   -- The state refilled up to now; a now before lastRefill means no time passed; no state is a fresh bucket
@@ -261,7 +281,7 @@ do
     end
     if permits <= s.tokens then
       local after = state(s.tokens - permits, s.lastRefill, s.roundingError, s.refunded)
-      return S.allow(0, after.tokens, resetAfter(after, now, p), after, rejected)
+      return allowAfter(0, after.tokens, after, now, rejected, p)
     end
     local wait = duration(readyAt(s, permits, p), now)
     -- Java: capacity - (tokens - permits) <= MAX_DEFICIT; that sum reaches 2^53 + capacity, so compare the
@@ -270,7 +290,7 @@ do
         and s.tokens - permits >= p.capacity - MAX_DEFICIT
     if reservable then
       local after = state(s.tokens - permits, s.lastRefill, s.roundingError, s.refunded)
-      return S.allow(wait, 0, resetAfter(after, now, p), after, rejected)
+      return allowAfter(wait, 0, after, now, rejected, p)
     end
     return S.reject(math.max(0, s.tokens), wait, resetAfter(s, now, p), rejected)
   end

@@ -16,7 +16,7 @@
 --   arith_mul_div.lua  mul_div_floor, mul_div_ceil (Arith.mulDivFloor / mulDivCeil)
 --   doubles.lua        arg_num, arg_bool, fmt_num (Guava's algorithms keep doubles)
 --   state_decode.lua   arg_b36, decode_fields (states that are not two or three integers)
---   state_write.lua    fmt_b36, fmt_short, encode_state, save_value, ttl, expire, store_limit (every write)
+--   state_write.lua    fmt_b36, fmt_short, encode_state, save_value, ttl, expire, store_limit, store_state (every write)
 --
 -- Built on first use. The files of the second list are not run at the top level: SluiceScript wraps each in one
 -- branch of the __index function of sluice's metatable, entered the first time a call reads one of the names the

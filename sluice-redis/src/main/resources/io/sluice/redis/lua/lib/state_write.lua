@@ -172,25 +172,31 @@ function sluice.expire(key, expiresAt, now, client_time, slack_ms)
 end
 
 --- Writes a limit's next state with its expiry, or deletes its key when there is nothing left to remember.
-function sluice.store_limit(limit, state, now, client_time, slack_ms)
-  local expiresAt = nil
-  if state ~= nil then
-    expiresAt = limit.alg.expiresAt(state, limit.p)
+--- expiresAt: the state's M.expiresAt when the step gave it (lib/verdict.lua), else nil (computed here).
+function sluice.store_limit(limit, state, now, client_time, slack_ms, expiresAt)
+  sluice.store_state(limit.key, limit.alg, limit.p, limit.fingerprint, state, now, client_time, slack_ms, expiresAt)
+end
+
+--- store_limit for a limit given by its key, module, parsed parameters and fingerprint (rule_one.lua's fast path
+--- builds no limit table; rule.lua saves a call per limit).
+function sluice.store_state(key, alg, p, fingerprint, state, now, client_time, slack_ms, expiresAt)
+  if state ~= nil and expiresAt == nil then
+    expiresAt = alg.expiresAt(state, p)
   end
   if state == nil or expiresAt <= now then
-    redis.call("DEL", limit.key)
+    redis.call("DEL", key)
     return
   end
-  if limit.alg.save then
-    limit.alg.save(limit.key, state, limit.p, limit.fingerprint)
-    sluice.expire(limit.key, expiresAt, now, client_time, slack_ms)
+  if alg.save then
+    alg.save(key, state, p, fingerprint)
+    sluice.expire(key, expiresAt, now, client_time, slack_ms)
   else
     local option, ms = sluice.ttl(expiresAt, now, client_time, slack_ms)
     -- A module whose states do not all have the same fields (gcra's refund clock) says which to write.
-    local fields = limit.alg.fields
-    if limit.alg.fields_of then
-      fields = limit.alg.fields_of(state)
+    local fields = alg.fields
+    if alg.fields_of then
+      fields = alg.fields_of(state)
     end
-    sluice.save_value(limit.key, state, fields, limit.fingerprint, option, ms)
+    sluice.save_value(key, state, fields, fingerprint, option, ms)
   end
 end
