@@ -108,7 +108,7 @@ class InPlaceDeciderTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("limits")
-    void admissionsAfterARefillClearTheHintWithinEightWritesAndThenStepInPlace(Limit limit) {
+    void admissionsAfterARefillClearTheHintWithin64WritesAndThenStepInPlace(Limit limit) {
         Fixture f = Fixture.of(limit);
         for (int i = 0; i <= CAPACITY; i++) {
             f.decide(Request.tryAcquire(1));
@@ -121,7 +121,7 @@ class InPlaceDeciderTest {
             assertThat(f.decide(Request.tryAcquire(1)).allowed()).isTrue();
             assertThat(writes(f.version()) - writes(before)).as("one write per admission").isEqualTo(1);
             admissions++;
-            assertThat(admissions).as("admissions before the hint clears").isLessThanOrEqualTo(8);
+            assertThat(admissions).as("admissions before the hint clears").isLessThanOrEqualTo(64);
         }
         for (int i = 0; i < 10; i++) {
             int before = f.version();
