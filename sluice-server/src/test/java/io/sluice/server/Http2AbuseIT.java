@@ -7,6 +7,7 @@ import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
@@ -15,6 +16,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -189,6 +192,10 @@ class Http2AbuseIT {
             writePreface(out);
             DataInputStream in = new DataInputStream(socket.getInputStream());
             AtomicInteger resets = new AtomicInteger();
+            // What the reader has to send back, written by the writer between streams: the reader never writes,
+            // so it never waits behind a write that the server's own backed-up answers hold up (it would stop
+            // reading them, and the server, its answers unread, would stop reading too).
+            Queue<byte[]> replies = new ConcurrentLinkedQueue<>();
             AtomicInteger responses = new AtomicInteger();
             long[] goaway = {-1, -1};
             boolean[] closed = {false};
@@ -210,19 +217,13 @@ class Http2AbuseIT {
                                 }
                             }
                         } else if (f.type == FRAME_SETTINGS && (f.flags & FLAG_ACK) == 0) {
-                            synchronized (out) {
-                                writeFrame(out, FRAME_SETTINGS, FLAG_ACK, 0, new byte[0]);
-                            }
+                            replies.add(frame(FRAME_SETTINGS, FLAG_ACK, 0, new byte[0]));
                         } else if (readsPromptly && f.type == FRAME_PING && (f.flags & FLAG_ACK) == 0) {
-                            synchronized (out) {
-                                writeFrame(out, FRAME_PING, FLAG_ACK, 0, f.payload);
-                            }
+                            replies.add(frame(FRAME_PING, FLAG_ACK, 0, f.payload));
                         } else if (readsPromptly && f.type == FRAME_DATA) {
                             unreturnedWindow += f.payload.length;
                             if (unreturnedWindow >= WINDOW_RETURN_BYTES) {
-                                synchronized (out) {
-                                    writeFrame(out, FRAME_WINDOW_UPDATE, 0, 0, int32(unreturnedWindow));
-                                }
+                                replies.add(frame(FRAME_WINDOW_UPDATE, 0, 0, int32(unreturnedWindow)));
                                 unreturnedWindow = 0;
                             }
                         }
@@ -242,12 +243,12 @@ class Http2AbuseIT {
             try {
                 for (int stream = 1; sent < STREAMS_SENT_AT_MOST; stream += 2) {
                     while (sent - resets.get() > AHEAD && reader.isAlive()) {
+                        writeReplies(out, replies);
                         Thread.sleep(1);
                     }
-                    synchronized (out) {
-                        writeFrame(out, FRAME_HEADERS, FLAG_END_STREAM | FLAG_END_HEADERS, stream, headers);
-                        writeFrame(out, FRAME_WINDOW_UPDATE, 0, stream, int32(0));
-                    }
+                    writeReplies(out, replies);
+                    writeFrame(out, FRAME_HEADERS, FLAG_END_STREAM | FLAG_END_HEADERS, stream, headers);
+                    writeFrame(out, FRAME_WINDOW_UPDATE, 0, stream, int32(0));
                     sent++;
                     synchronized (goaway) {
                         // a GOAWAY(2^31-1, NO_ERROR) only begins a graceful close: streams go on until the next
@@ -307,6 +308,24 @@ class Http2AbuseIT {
         b.write(nameIndex); // 0000 + 4-bit index: literal header field without indexing
         b.write(v.length); // no Huffman, length < 127
         b.write(v, 0, v.length);
+    }
+
+    /** One frame's bytes, for the reader to hand to the writer. */
+    private static byte[] frame(int type, int flags, int stream, byte[] payload) {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        try {
+            writeFrame(b, type, flags, stream, payload);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return b.toByteArray();
+    }
+
+    /** Writes the frames the reader queued (acknowledgements, window given back), in the order it queued them. */
+    private static void writeReplies(OutputStream out, Queue<byte[]> replies) throws IOException {
+        for (byte[] reply; (reply = replies.poll()) != null; ) {
+            out.write(reply);
+        }
     }
 
     private static void writeFrame(OutputStream out, int type, int flags, int stream, byte[] payload)
