@@ -115,8 +115,9 @@ final class RuleReloader implements AutoCloseable {
         try {
             next = current.get().rebind(RuleSet.combine(names, read.texts()), store);
         } catch (RuleFileException e) {
-            lastError = e.getMessage();
+            // Counted before it is published, so that whoever sees the error also sees it counted.
             metrics.reload(false);
+            lastError = e.getMessage();
             LOG.atError().setMessage("rule file change rejected; the running rules stay")
                     .addKeyValue("event", "rules_rejected")
                     .addKeyValue("file", e.source())

@@ -51,6 +51,8 @@ class ReloadIT {
             // The running rules stay: still 5 per hour, 4 used.
             assertThat(rules).contains("q=5;w=3600");
             assertThat(t.post("/v1/check", "{\"rule\": \"api\", \"key\": \"k\"}").body()).contains("\"remaining\":0");
+            // The reloader counts a rejection before it publishes the error; the wait guards the order.
+            await(() -> t.get("/metrics").body().contains("sluice_rule_reloads_total{result=\"rejected\"} 1.0"));
             assertThat(t.get("/metrics").body()).contains("sluice_rule_reloads_total{result=\"rejected\"} 1.0")
                     .contains("sluice_rule_reloads_total{result=\"applied\"} 1.0");
 
