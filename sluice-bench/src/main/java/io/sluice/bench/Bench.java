@@ -12,10 +12,6 @@ public final class Bench implements BenchRunner {
 
     @Override
     public int run(BenchOptions options, PrintStream out, PrintStream err) {
-        // Redisson, Lettuce and Netty log connection chatter at INFO; the console is for the bench's progress.
-        if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
-            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-        }
         return new BenchRun(options, options.quick() ? Profile.QUICK : Profile.FULL, out, err).execute();
     }
 }
