@@ -244,24 +244,32 @@ do
   -- sluice.expire then keeps the key until MAX_TIME.
   -- A state refunded into lives min(refunded, MAX_TICKET_LIFETIME) longer (the Java's "Life of the clock").
   --
-  -- Lua only (speed): the last answer is kept, with the state and parameters it was for, when the helpers may keep
-  -- what is a pure function of a call's arguments (sluice.keeps: a functions library). A hot key that rejects writes
-  -- nothing, so its calls load the very same state table (decode_state keeps it) and check its expiry before the
-  -- step (sluice.settle): the walk fullAt -> readyAt -> greedyMicros, about 8,000 instructions, once instead of on
-  -- every call. Exact: no port writes to a state table or to parsed parameters (a changed state is a new table), so
-  -- the same two tables always give the same answer.
-  local expiry_state, expiry_p, expiry_at = nil, nil, nil
+  -- Lua only (speed): the last answer for each limit version is kept, with the state it was for, when the helpers
+  -- may keep what is a pure function of a call's arguments (sluice.keeps: a functions library). A hot key that
+  -- rejects writes nothing, so its calls load the very same state table (decode_state keeps it) and check its expiry
+  -- before the step (sluice.settle): the walk fullAt -> readyAt -> greedyMicros, about 8,000 instructions, once
+  -- instead of on every call (per limit: a rule of three token buckets keeps three). Exact: no port writes to a state
+  -- table or to parsed parameters (a changed state is a new table), so the same two tables always give the same
+  -- answer. Bounded like sluice.params: past EXPIRY_MAX versions it starts again empty.
+  -- (nil until then: with EVALSHA this module is built on every call, and two tables would cost it.)
+  local EXPIRY_STATE, EXPIRY_AT, expiry_count, EXPIRY_MAX = nil, nil, 0, 256
 
   function M.expiresAt(st, p)
     if p.initialTokens < p.capacity then
       return NEVER
     end
-    if st == expiry_state and p == expiry_p then
-      return expiry_at
+    if EXPIRY_STATE ~= nil and EXPIRY_STATE[p] == st then
+      return EXPIRY_AT[p]
     end
     local at = expiresAtFull(st, fullAt(st, p), p)
     if S.keeps then
-      expiry_state, expiry_p, expiry_at = st, p, at
+      if EXPIRY_STATE == nil or (EXPIRY_STATE[p] == nil and expiry_count >= EXPIRY_MAX) then
+        EXPIRY_STATE, EXPIRY_AT, expiry_count = {}, {}, 0
+      end
+      if EXPIRY_STATE[p] == nil then
+        expiry_count = expiry_count + 1
+      end
+      EXPIRY_STATE[p], EXPIRY_AT[p] = st, at
     end
     return at
   end
