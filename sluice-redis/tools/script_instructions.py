@@ -20,9 +20,9 @@ counts").
 
 Cases (CASES lists them): tb_reject, tb_admit, gcra_reject, gcra_admit, fw_reject, fw_admit (token_bucket, gcra,
 fixed_window with limits under which every measured call rejects, or admits and writes), tb_reject_b64 (coalesced
-mode: one batch call of 64 requests, per decision), bare (the bench's bare-lua script); <case>_b10 (the batch
-form, 10 requests of one key per call, per decision: `batch` runs tb_admit, gcra_admit, tb_reject1 and
-gcra_reject1 each alone and in batches of 10, coalesced mode against plain mode); and the rows of the
+mode: one batch call of 64 requests, per decision), bare (the bench's bare-lua script); <case>_b<N> for any case
+of LIMITS (the batch form, N requests of one key per call, per decision; `batch` runs tb_admit, gcra_admit,
+tb_reject1 and gcra_reject1 each alone and in batches of 10: coalesced mode against plain mode); and the rows of the
 protocol page's table: <alg>_admit10k (every call on a new key of 10,000, the benchmark's limit of 1,000 per
 second with bursts of 100: it admits and writes), <alg>_reject1 (one hot key of capacity 1 and one token a day:
 after the first call every call rejects and writes nothing), <alg>3_... the same with a rule of three limits (the
