@@ -20,7 +20,9 @@ counts").
 
 Cases (CASES lists them): tb_reject, tb_admit, gcra_reject, gcra_admit, fw_reject, fw_admit (token_bucket, gcra,
 fixed_window with limits under which every measured call rejects, or admits and writes), tb_reject_b64 (coalesced
-mode: one batch call of 64 requests, per decision), bare (the bench's bare-lua script); and the rows of the
+mode: one batch call of 64 requests, per decision), bare (the bench's bare-lua script); <case>_b<N> for any case
+of LIMITS (the batch form, N requests of one key per call, per decision; `batch` runs tb_admit, gcra_admit,
+tb_reject1 and gcra_reject1 each alone and in batches of 10: coalesced mode against plain mode); and the rows of the
 protocol page's table: <alg>_admit10k (every call on a new key of 10,000, the benchmark's limit of 1,000 per
 second with bursts of 100: it admits and writes), <alg>_reject1 (one hot key of capacity 1 and one token a day:
 after the first call every call rejects and writes nothing), <alg>3_... the same with a rule of three limits (the
@@ -71,7 +73,11 @@ for short, algorithm in (("tb", "token_bucket"), ("gcra", "gcra")):
         LIMITS["%s%s_reject1" % (short, suffix)] = rule(algorithm, REJECT, limits)
 TABLE = ["bare_admit10k", "tb_admit10k", "tb3_admit10k", "gcra_admit10k", "gcra3_admit10k",
          "bare_reject1", "tb_reject1", "tb3_reject1", "gcra_reject1", "gcra3_reject1"]
-CASES = list(LIMITS) + ["tb_reject_b64", "bare", "bare_admit10k", "bare_reject1"]
+# Coalesced mode's rows: one hot key, the batch form deciding B requests per call (CASE_bB, per decision), beside
+# the same limit decided one call per decision. `batch` runs them.
+BATCH = ["tb_admit", "tb_admit_b10", "gcra_admit", "gcra_admit_b10", "tb_reject1", "tb_reject1_b10",
+         "gcra_reject1", "gcra_reject1_b10"]
+CASES = list(LIMITS) + ["tb_reject_b64", "bare", "bare_admit10k", "bare_reject1"] + [c for c in BATCH if "_b" in c]
 
 # The bench's bare-lua contender, for scale: read from sluice-bench's BareLuaContender.SCRIPT (its string
 # literals joined by newlines), so the two never differ.
@@ -179,12 +185,12 @@ def main():
         script = assembled_script(eval_script)
     functions = script.startswith("#!lua")
     for case in args:
-        if case != "table" and case not in CASES:
-            raise SystemExit("unknown case %s; cases: %s, table" % (case, ", ".join(CASES)))
+        if case not in ("table", "batch") and case not in CASES and re.sub(r"_b\d+$", "", case) not in LIMITS:
+            raise SystemExit("unknown case %s; cases: %s, table, batch" % (case, ", ".join(CASES)))
     cases = []
     for case in args or ["tb_reject", "tb_admit", "gcra_reject", "gcra_admit", "fw_reject", "fw_admit",
                          "tb_reject_b64", "bare"]:
-        cases += TABLE if case == "table" else [case]
+        cases += TABLE if case == "table" else BATCH if case == "batch" else [case]
     out = os.path.join(tempfile.gettempdir(), "sluice-callgrind.%d" % PORT)
     for f in glob.glob(out + ".*"):
         os.remove(f)
@@ -237,9 +243,10 @@ def main():
                 make = lambda: ["EVALSHA", bare_sha, "1", "bare:hot-key", "100", "0.001", "101000"]
             elif case.startswith("bare_"):
                 make = lambda case=case: bare_call(bare_sha, case)
-            elif case.endswith("_b64"):
-                per_call = 64
-                make = lambda case=case: sluice_call(sha, case[:-4], 64)
+            elif re.search(r"_b\d+$", case):
+                base, size = re.match(r"(.*)_b(\d+)$", case).groups()
+                per_call = int(size)
+                make = lambda base=base, per_call=per_call: sluice_call(sha, base, per_call)
             else:
                 make = lambda case=case: sluice_call(sha, case, 0)
             connection.pipelined([make() for _ in range(150)])

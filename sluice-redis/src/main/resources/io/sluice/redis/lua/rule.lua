@@ -49,10 +49,27 @@
 -- request would have written it.
 
 local op = ARGV[1]
--- The common shape, one enforced limit without lockout or previous versions deciding one "try" or "reserve",
--- takes rule_one.lua's fast path, which decides exactly as the rest of this file would (FastPathIT).
-if ARGV[7] == "1" and (op == "try" or op == "reserve") and #ARGV == 10 then
-  return sluice_decide_one(KEYS, ARGV)
+-- The common shape, one enforced limit without lockout or previous versions deciding one "try" or "reserve", or a
+-- batch of "try", "reserve" and "at_most" requests, takes rule_one.lua's fast paths, which decide exactly as the
+-- rest of this file would (FastPathIT).
+if ARGV[7] == "1" then
+  if (op == "try" or op == "reserve") and #ARGV == 10 then
+    return sluice_decide_one(KEYS, ARGV)
+  end
+  -- Its batch form too (coalesced mode), when every request is a "try", "reserve" or "at_most".
+  if op == "batch" and #ARGV == 10 + 3 * tonumber(ARGV[2]) then
+    local fast = true
+    for j = 11, #ARGV, 3 do
+      local o = ARGV[j]
+      if o ~= "try" and o ~= "reserve" and o ~= "at_most" then
+        fast = false
+        break
+      end
+    end
+    if fast then
+      return sluice_decide_batch_one(KEYS, ARGV)
+    end
+  end
 end
 local n = ARGV[7] == "1" and 1 or tonumber(ARGV[7])   -- one limit: no call into C
 -- shadow[i] is true for a shadow limit; nil when the rule has none (the common case).
@@ -456,7 +473,13 @@ end
 -- The single form's reply was built with its eleventh field, replayed (0), so that it never grows (a rehash); the
 -- stored text leaves it out.
 if wrote and dedup_key then
-  redis.call("SET", dedup_key, table.concat(reply, " ", 1, batch and #reply or 10), "PX", ARGV[6])
+  local text
+  if batch then
+    text = sluice_batch_text(reply, #reply)
+  else
+    text = table.concat(reply, " ", 1, 10)
+  end
+  redis.call("SET", dedup_key, text, "PX", ARGV[6])
 end
 if batch then
   reply[#reply + 1] = 0

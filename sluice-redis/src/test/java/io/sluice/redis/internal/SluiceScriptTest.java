@@ -223,7 +223,8 @@ class SluiceScriptTest {
         assertThat(SluiceScript.sync().functionName()).isNotEqualTo(script.functionName());
         assertThat(rule.path()).isEqualTo("rule.lua");
         // The dispatcher's view of build()'s locals: what rule.lua uses from the top level, kept between calls.
-        assertThat(script.functionLibrary()).contains("\nreturn sluice, sluice_tickets, sluice_decide_one, sluice_lockout\n");
+        assertThat(script.functionLibrary()).contains("\nreturn sluice, sluice_tickets, sluice_decide_one,"
+                + " sluice_batch_text, sluice_decide_batch_one, sluice_lockout\n");
         assertThat(SluiceScript.sync().functionLibrary()).contains("\nreturn sluice\n");
     }
 

@@ -84,7 +84,11 @@ do
     if micros > MAX_TIME then
       return NEVER
     end
-    return math.max(0, micros)
+    -- math.max(0, micros), written out (speed: a call into C costs about 800 instructions; the same value).
+    if micros > 0 then
+      return micros
+    end
+    return 0
   end
 
   -- Lua only (exactness: tat - now kept as two exact parts).
