@@ -38,11 +38,26 @@ do
     return M.fields
   end
 
-  -- Lua only (storage): a stored value of two fields (never refunded into) or three.
+  -- Lua only (storage): the state as ONE integer, its TAT (lib/state_int.lua), when that holds all of it: no
+  -- refund clock and 1 <= TAT <= MAX_TIME (TAT exact). Otherwise nil: the fields above.
+  function M.to_int(state)
+    if (state.refunded ~= nil and state.refunded > 0) or state.allowAt > MAX_TIME - state.burstOffset
+        or state.allowAt < 1 - state.burstOffset then
+      return nil
+    end
+    return state.allowAt + state.burstOffset
+  end
+
+  -- Lua only (storage): a stored TAT (M.to_int), two fields (never refunded into, as earlier versions wrote) or
+  -- three. A TAT is split with the current B: only allowAt + burstOffset counts (see State above), exact here.
   function M.load(key, p)
     local value, exists = S.get_value(key)
     if value == nil then
       return nil, nil, exists
+    end
+    local tat, digits = S.decode_int(value)
+    if tat ~= nil then
+      return { allowAt = tat - p.burstOffset, burstOffset = p.burstOffset }, digits, true
     end
     local state, fingerprint = S.decode_state(value, M.fields)
     if state == nil then
