@@ -1,7 +1,6 @@
 package io.sluice.redis;
 
 import java.util.Arrays;
-import java.util.Base64;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -46,16 +45,16 @@ public record StoredState(String fingerprint, List<String> fields) {
     }
 
     /**
-     * The Java twin of {@code sluice.fp_digits} (lib/state_int.lua): the 36 bits of a fingerprint (6 base64url
-     * characters, {@code LimitParams.fingerprint}) modulo 1000, as three decimal digits.
+     * The Java twin of {@code sluice.fp_digits} (lib/state_int.lua): the 6 character codes of a fingerprint
+     * ({@code LimitParams.fingerprint}) read as the digits of a base-131 number, modulo 1000, as three decimal
+     * digits.
      */
     public static String fingerprintDigits(String fingerprint) {
-        byte[] bytes = Base64.getUrlDecoder().decode(fingerprint + "AA");   // 8 characters: 6 bytes
-        long bits = 0;
+        long v = 0;
         for (int i = 0; i < 6; i++) {
-            bits = bits << 8 | (bytes[i] & 0xff);
+            v = v * 131 + fingerprint.charAt(i);
         }
-        return String.format("%03d", (bits >>> 12) % 1000);
+        return String.format("%03d", v % 1000);
     }
 
     /** Whether the value was a state of one integer (then {@link #fingerprint} holds its three digits). */

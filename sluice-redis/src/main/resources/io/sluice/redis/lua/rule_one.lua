@@ -43,7 +43,7 @@ local function sluice_decide_one(KEYS, ARGV)
   local p = S.params(alg, ARGV[10])
   local state, stored, exists
   if alg.load then
-    state, stored, exists = alg.load(key, p)
+    state, stored, exists = alg.load(key, p, fingerprint)
   else
     state, stored, exists = S.load_value(key, alg.fields)
   end

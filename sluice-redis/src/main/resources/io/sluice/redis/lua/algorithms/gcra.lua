@@ -48,22 +48,28 @@ do
     return state.allowAt + state.burstOffset
   end
 
+  -- Lua only (storage): the state of a stored TAT, split with the current B: only allowAt + burstOffset counts
+  -- (see State above), and both parts are exact here (1 <= TAT <= 2^53).
+  function M.from_int(tat, p)
+    return { allowAt = tat - p.burstOffset, burstOffset = p.burstOffset }
+  end
+
   -- Lua only (storage): a stored TAT (M.to_int), two fields (never refunded into, as earlier versions wrote) or
-  -- three. A TAT is split with the current B: only allowAt + burstOffset counts (see State above), exact here.
-  function M.load(key, p)
+  -- three.
+  function M.load(key, p, fingerprint)
     local value, exists = S.get_value(key)
     if value == nil then
       return nil, nil, exists
     end
-    local tat, digits = S.decode_int(value)
-    if tat ~= nil then
-      return { allowAt = tat - p.burstOffset, burstOffset = p.burstOffset }, digits, true
+    local state, stored = S.decode_int(value, fingerprint, p, M.from_int)
+    if state ~= nil then
+      return state, stored, true
     end
-    local state, fingerprint = S.decode_state(value, M.fields)
+    state, stored = S.decode_state(value, M.fields)
     if state == nil then
-      state, fingerprint = S.decode_state(value, REFUNDED_FIELDS)
+      state, stored = S.decode_state(value, REFUNDED_FIELDS)
     end
-    return state, fingerprint, true
+    return state, stored, true
   end
 
   -- Java: State(newTat, refunded of the state it came from), the admitted state (allowAt = newTat - B).

@@ -49,7 +49,7 @@
 -- these; the groups built on first use add theirs, see above).
 local sluice = { FOREVER = false, algorithm = false, arg_int = false, words = false, fmt_int = false,
                  floor_div = false, ceil_div = false, allow = false, reject = false,
-                 decode_state = false, get_value = false, load_value = false, server_now = false, settle = false,
+                 decode_state = false, decode_int = false, get_value = false, load_value = false, server_now = false, settle = false,
                  call_time = false, params = false, keeps = false }
 local ALG = {}
 

@@ -12,8 +12,8 @@
 function sluice.settle(alg, p, fingerprint, state, stored, exists, known, now)
   local dirty = exists and state == nil
   if state ~= nil and stored ~= fingerprint and #stored == 3 then
-    -- A state of one integer (state_int.lua) carries three digits of its fingerprint, not the fingerprint.
-    stored = sluice.stored_version(stored, fingerprint, known)
+    -- A state of one integer (state_int.lua) under other digits than the current fingerprint's: which version?
+    stored = sluice.stored_version(stored, known)
   end
   if state ~= nil and stored ~= fingerprint then
     local words = nil
