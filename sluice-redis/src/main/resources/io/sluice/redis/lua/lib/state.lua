@@ -1,4 +1,5 @@
--- lib/state.lua: reading a limit's stored state (docs/redis-script-protocol.md, "State storage"). Writing it is
+-- lib/state.lua: reading a limit's stored state (docs/redis-script-protocol.md, "State storage"), including a
+-- state of one integer (decode_int; state_int.lua writes it). Writing it is
 -- state_write.lua, and states that are not two or three integers are read by state_decode.lua, both built on
 -- first use; they use this file's locals (B36, B36_LONG_MAX, TWO_32, b36_value), which their branches of the
 -- loader see as upvalues.
