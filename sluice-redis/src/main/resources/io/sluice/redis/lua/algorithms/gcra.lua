@@ -16,6 +16,9 @@
 --                as a third field only when positive: a key never refunded into keeps the two-field value that
 --                earlier versions wrote and read. M.load reads both shapes, M.fields_of tells store_limit which
 --                to write; nil means 0.
+-- Stored: the TAT alone as ONE integer with three fingerprint digits (M.to_int, M.from_int; lib/state_int.lua),
+-- which Redis keeps inside the key's object, whenever it holds the state: no refund clock, 1 <= TAT <= MAX_TIME.
+-- Otherwise, and in keys written before that form, the fields above.
 do
   local S = sluice
 
