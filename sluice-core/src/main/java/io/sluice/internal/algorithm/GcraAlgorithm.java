@@ -61,9 +61,9 @@ import io.sluice.Limit;
  *
  * Lua: T, B ≤ 2^53 (Gcra validates burst·T ≤ 2^53) and n·T ≤ B, but TAT itself reaches now + B, up to 2^54
  * near the end of the clock and past 2^53 today already when B is near 2^53, where doubles hold only even
- * integers. The port (algorithms/gcra.lua) stores TAT as two exact parts, TAT − B (the allow_at of the last
+ * integers. The port (algorithms/gcra.lua) holds TAT as two exact parts, TAT − B (the allow_at of the last
  * admission, ≤ MAX_TIME) and that B, because a migration keeps TAT while B changes, and adds them only inside
- * differences with now.
+ * differences with now. Redis stores TAT itself as one integer whenever it is at most 2^53 (the parts otherwise).
  */
 
 /** {@code gcra}: redis_rate's allowN / allowAtMost with exact microseconds; see the derivation above. */

@@ -60,7 +60,7 @@ public final class SluiceScript {
      * call that needs none of them (a token-bucket or GCRA rejection) does not build their closures.
      */
     static final List<String> ON_FIRST_USE = List.of("arith_sat", "arith_mul_div", "doubles", "state_decode",
-            "state_write");
+            "state_write", "state_int");
 
     /** The first line of the algorithm loader: the libraries end just before it ({@link #library()}). */
     static final String LOADER = "function sluice.algorithm(name)";

@@ -167,7 +167,7 @@ for i = 1, n do
                   state = nil, dirty = false, write = false, written = false }
   local state, stored, exists
   if alg.load then
-    state, stored, exists = alg.load(limit.key, limit.p)
+    state, stored, exists = alg.load(limit.key, limit.p, fingerprint)
   else
     state, stored, exists = sluice.load_value(limit.key, alg.fields)
   end

@@ -31,7 +31,7 @@ local function open_one(key, name, fingerprint, words, now)
   local p = S.params(alg, words)
   local state, stored, exists
   if alg.load then
-    state, stored, exists = alg.load(key, p)
+    state, stored, exists = alg.load(key, p, fingerprint)
   else
     state, stored, exists = S.load_value(key, alg.fields)
   end

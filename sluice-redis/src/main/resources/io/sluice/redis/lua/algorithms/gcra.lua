@@ -16,6 +16,9 @@
 --                as a third field only when positive: a key never refunded into keeps the two-field value that
 --                earlier versions wrote and read. M.load reads both shapes, M.fields_of tells store_limit which
 --                to write; nil means 0.
+-- Stored: the TAT alone as ONE integer with three fingerprint digits (M.to_int, M.from_int; lib/state_int.lua),
+-- which Redis keeps inside the key's object, whenever it holds the state: no refund clock, 1 <= TAT <= MAX_TIME.
+-- Otherwise, and in keys written before that form, the fields above.
 do
   local S = sluice
 
@@ -38,17 +41,38 @@ do
     return M.fields
   end
 
-  -- Lua only (storage): a stored value of two fields (never refunded into) or three.
-  function M.load(key, p)
+  -- Lua only (storage): the state as ONE integer, its TAT (lib/state_int.lua), when that holds all of it: no
+  -- refund clock and 1 <= TAT <= MAX_TIME (TAT exact). Otherwise nil: the fields above.
+  function M.to_int(state)
+    if (state.refunded ~= nil and state.refunded > 0) or state.allowAt > MAX_TIME - state.burstOffset
+        or state.allowAt < 1 - state.burstOffset then
+      return nil
+    end
+    return state.allowAt + state.burstOffset
+  end
+
+  -- Lua only (storage): the state of a stored TAT, split with the current B: only allowAt + burstOffset counts
+  -- (see State above), and both parts are exact here (1 <= TAT <= 2^53).
+  function M.from_int(tat, p)
+    return { allowAt = tat - p.burstOffset, burstOffset = p.burstOffset }
+  end
+
+  -- Lua only (storage): a stored TAT (M.to_int), two fields (never refunded into, as earlier versions wrote) or
+  -- three.
+  function M.load(key, p, fingerprint)
     local value, exists = S.get_value(key)
     if value == nil then
       return nil, nil, exists
     end
-    local state, fingerprint = S.decode_state(value, M.fields)
-    if state == nil then
-      state, fingerprint = S.decode_state(value, REFUNDED_FIELDS)
+    local state, stored = S.decode_int(value, fingerprint, p, M.from_int)
+    if state ~= nil then
+      return state, stored, true
     end
-    return state, fingerprint, true
+    state, stored = S.decode_state(value, M.fields)
+    if state == nil then
+      state, stored = S.decode_state(value, REFUNDED_FIELDS)
+    end
+    return state, stored, true
   end
 
   -- Java: State(newTat, refunded of the state it came from), the admitted state (allowAt = newTat - B).

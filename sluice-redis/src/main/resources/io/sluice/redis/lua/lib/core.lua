@@ -8,7 +8,7 @@
 --   core.lua           arg_int, words, fmt_int: ARGV words in, reply values out
 --   arith.lua          floor_div, ceil_div (Java's Math.floorDiv, Arith.ceilDiv)
 --   verdict.lua        allow, reject (Java's Step.allow / Step.reject)
---   state.lua          reading a stored state: decode_state, get_value, load_value
+--   state.lua          reading a stored state: decode_state, decode_int, get_value, load_value
 --   clock.lua          server_now, call_time: the instant a call decides at
 --   limit.lua          settle, params: a limit's state as its current version reads it, its parsed parameters
 -- and, built on first use (below), the groups most calls never need:
@@ -17,6 +17,7 @@
 --   doubles.lua        arg_num, arg_bool, fmt_num (Guava's algorithms keep doubles)
 --   state_decode.lua   arg_b36, decode_fields (states that are not two or three integers)
 --   state_write.lua    fmt_b36, fmt_short, encode_state, save_value, ttl, expire, store_limit, store_state (every write)
+--   state_int.lua      fp_number, fp_digits, encode_int, stored_version (writing a state of one integer, gcra's)
 --
 -- Built on first use. The files of the second list are not run at the top level: SluiceScript wraps each in one
 -- branch of the __index function of sluice's metatable, entered the first time a call reads one of the names the
@@ -49,7 +50,7 @@
 -- these; the groups built on first use add theirs, see above).
 local sluice = { FOREVER = false, algorithm = false, arg_int = false, words = false, fmt_int = false,
                  floor_div = false, ceil_div = false, allow = false, reject = false,
-                 decode_state = false, get_value = false, load_value = false, server_now = false, settle = false,
+                 decode_state = false, decode_int = false, get_value = false, load_value = false, server_now = false, settle = false,
                  call_time = false, params = false, keeps = false }
 local ALG = {}
 

@@ -11,6 +11,10 @@
 --- marked: like the in-memory store, the key is left to its TTL, so a clock that steps back finds it.
 function sluice.settle(alg, p, fingerprint, state, stored, exists, known, now)
   local dirty = exists and state == nil
+  if state ~= nil and stored ~= fingerprint and #stored == 3 then
+    -- A state of one integer (state_int.lua) under other digits than the current fingerprint's: which version?
+    stored = sluice.stored_version(stored, known)
+  end
   if state ~= nil and stored ~= fingerprint then
     local words = nil
     if known ~= nil and stored ~= nil then

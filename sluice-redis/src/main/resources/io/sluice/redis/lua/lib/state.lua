@@ -1,4 +1,5 @@
--- lib/state.lua: reading a limit's stored state (docs/redis-script-protocol.md, "State storage"). Writing it is
+-- lib/state.lua: reading a limit's stored state (docs/redis-script-protocol.md, "State storage"), including a
+-- state of one integer (decode_int; state_int.lua writes it). Writing it is
 -- state_write.lua, and states that are not two or three integers are read by state_decode.lua, both built on
 -- first use; they use this file's locals (B36, B36_LONG_MAX, TWO_32, b36_value), which their branches of the
 -- loader see as upvalues.
@@ -109,6 +110,46 @@ function sluice.decode_state(value, fields)
     end
   end
   return sluice.decode_fields(value, fields)
+end
+
+-- The states of one integer decoded lately (decode_int), with sluice.keeps only: INT_STATES[value] = { state,
+-- fingerprint, p }, the state decode_int returned for that value under that fingerprint and those parsed
+-- parameters (sluice.params keeps one table per version). Bounded like DECODED.
+local INT_STATES, int_states_count = nil, 0
+
+--- Reads a state of ONE integer (lib/state_int.lua's encode_int: "<x><ddd>"): the module's state from_int(x, p)
+--- and the fingerprint it was written under, the current `fingerprint` when ddd are its digits (fp_number, here
+--- inline), else the three digits (sluice.settle names their version, sluice.stored_version). nil for a value of
+--- another form: a string state holds a '|', so no value is both.
+function sluice.decode_int(value, fingerprint, p, from_int)
+  if INT_STATES ~= nil then
+    local kept = INT_STATES[value]
+    if kept ~= nil and kept[2] == fingerprint and kept[3] == p then
+      return kept[1], fingerprint
+    end
+  end
+  local x = string.match(value, "^([1-9]%d*)%d%d%d$")
+  if x == nil or #x > 16 then
+    return nil
+  end
+  local state = from_int(tonumber(x), p)
+  local d1, d2, d3 = string.byte(value, -3, -1)
+  local c1, c2, c3, c4, c5, c6 = string.byte(fingerprint, 1, 6)
+  if c6 == nil then
+    error("sluice: expected a fingerprint of 6 characters, got '" .. tostring(fingerprint) .. "'")
+  end
+  local mine = (((((c1 * 131 + c2) * 131 + c3) * 131 + c4) * 131 + c5) * 131 + c6) % 1000
+  if d1 * 100 + d2 * 10 + d3 - 5328 ~= mine then          -- 5328 = 111 * string.byte("0")
+    return state, string.sub(value, -3)
+  end
+  if sluice.keeps then
+    if INT_STATES == nil or int_states_count >= DECODED_MAX then
+      INT_STATES, int_states_count = {}, 0
+    end
+    INT_STATES[value] = { state, fingerprint, p }
+    int_states_count = int_states_count + 1
+  end
+  return state, fingerprint
 end
 
 --- GET of a state's key: its value (nil when there is none) and whether the key exists at all. A key of

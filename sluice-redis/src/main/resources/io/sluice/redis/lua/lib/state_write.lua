@@ -192,6 +192,14 @@ function sluice.store_state(key, alg, p, fingerprint, state, now, client_time, s
     sluice.expire(key, expiresAt, now, client_time, slack_ms)
   else
     local option, ms = sluice.ttl(expiresAt, now, client_time, slack_ms)
+    -- A state the module can give as ONE integer (gcra's TAT) is stored as one (state_int.lua).
+    if alg.to_int then
+      local x = alg.to_int(state)
+      if x ~= nil then
+        redis.call("SET", key, sluice.encode_int(x, fingerprint), option, ms)
+        return
+      end
+    end
     -- A module whose states do not all have the same fields (gcra's refund clock) says which to write.
     local fields = alg.fields
     if alg.fields_of then
