@@ -34,7 +34,7 @@ public final class EmptyEndpoint {
                 .settings();
         ResponseHeaders headers = ResponseHeaders.of(HttpStatus.OK, com.linecorp.armeria.common.HttpHeaderNames
                 .CONTENT_TYPE, MediaType.JSON_UTF_8);
-        var sb = HttpStack.base(settings, settings.httpPort(), settings.maxBodyBytes());
+        var sb = HttpStack.base(settings, settings.httpPort(), settings.maxBodyBytes(), new OpenConnections());
         Routes.route(sb, HttpMethod.POST, "/v1/check", (ctx, req) -> HttpResponse.of(headers, HttpData.wrap(BODY)));
         return sb.build();
     }
