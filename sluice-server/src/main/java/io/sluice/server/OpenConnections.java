@@ -2,23 +2,29 @@ package io.sluice.server;
 
 import com.linecorp.armeria.internal.common.InitiateConnectionShutdown;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.ImmediateEventExecutor;
 import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
 
 /**
- * The client connections a server holds, so that a stop can give them a shorter drain than Armeria's.
+ * The client connections a server holds, so that a stop can close them sooner than Armeria does.
  *
- * <p>Armeria drains every connection it closes gracefully for one fixed duration (a first GOAWAY, the closing one
- * when the drain ends), both when the server stops and while it runs: it closes a connection gracefully when a
- * response could not be written because the client reset the stream, which is what a MadeYouReset flood provokes.
- * The running case needs the full drain: cut to nothing, the connection's closing GOAWAY ({@code NO_ERROR}) went
- * out before the reset limit's {@code ENHANCE_YOUR_CALM} (Http2ServerResetLimit), and hid it (Http2AbuseIT,
- * AttackProbesIT). So the server keeps Armeria's drain, and a stop with a quiet period shorter than that drain
- * asks each open connection, as Armeria's own {@code ServiceRequestContext.initiateConnectionShutdown(Duration)}
- * does, to finish its drain within the quiet period ({@code 0s}: at once).
+ * <p>Armeria drains every HTTP/2 connection it closes gracefully for one fixed duration (a first GOAWAY, the
+ * closing one when the drain ends), both when the server stops and while it runs: it closes a connection
+ * gracefully when a response could not be written because the client reset the stream, which is what a
+ * MadeYouReset flood provokes. The running case needs the full drain: cut to nothing, the connection's closing
+ * GOAWAY ({@code NO_ERROR}) went out before the reset limit's {@code ENHANCE_YOUR_CALM} (Http2ServerResetLimit),
+ * and hid it (Http2AbuseIT, AttackProbesIT). So the server keeps Armeria's drain, and a stop whose quiet period is
+ * shorter than the drain shortens it for the connections of each port as the port closes (after the quiet
+ * period, with no request in flight or past the shutdown timeout, when Armeria closes them itself): it asks each,
+ * as Armeria's own {@code ServiceRequestContext.initiateConnectionShutdown(Duration)} does, to end its drain
+ * within the quiet period ({@code 0s}: at once), and closes it, which also spares an HTTP/1.1 connection the
+ * second Armeria keeps it open for the client to close first.
  */
 final class OpenConnections {
 
@@ -31,18 +37,26 @@ final class OpenConnections {
     }
 
     /**
-     * Asks every open connection to end its drain within {@code drain}: those not closing yet start a graceful
-     * close with that drain, and a longer drain already under way is cut to it. Streams in flight still finish.
+     * Once each listening port closes, closes its connections with a drain of {@code drain} (call before the
+     * stop, so that this runs before Armeria's own close of them). Streams in flight still finish.
      */
-    void drainWithin(Duration drain) {
+    void closeWithDrainOnceThePortCloses(Duration drain) {
         InitiateConnectionShutdown event = InitiateConnectionShutdown.of(drain.toNanos() / 1_000);
+        Set<Channel> ports = new HashSet<>();
         for (Channel channel : channels) {
-            channel.pipeline().fireUserEventTriggered(event);
+            if (channel.parent() != null) {
+                ports.add(channel.parent());
+            }
         }
-    }
-
-    /** How many connections are open; for tests. */
-    int size() {
-        return channels.size();
+        for (Channel port : ports) {
+            port.closeFuture().addListener((ChannelFutureListener) closed -> {
+                for (Channel channel : channels) {
+                    if (channel.parent() == port) {
+                        channel.pipeline().fireUserEventTriggered(event);
+                        channel.close();
+                    }
+                }
+            });
+        }
     }
 }

@@ -176,9 +176,11 @@ public final class SluiceServer implements AutoCloseable {
      */
     public CompletableFuture<Void> stopAsync() {
         resources.stopReloading();
+        // A quiet period shorter than Armeria's connection drain asks to stop sooner: the open connections are
+        // closed within it once their port closes (OpenConnections).
         Duration drain = HttpStack.stopDrain(settings.shutdownQuietPeriod());
         if (drain.compareTo(HttpStack.armeriaDrain()) < 0) {
-            connections.drainWithin(drain);
+            connections.closeWithDrainOnceThePortCloses(drain);
         }
         List<CompletableFuture<?>> stops = new ArrayList<>();
         stops.add(ServerStop.released(http));

@@ -20,9 +20,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * What a stop says to an HTTP/2 client still connected (a raw socket, so every frame is seen): with a quiet period
- * shorter than Armeria's connection drain the stop cuts the drain ({@link OpenConnections}), so the first GOAWAY is
- * already the closing one, naming the last stream the server took; with the default quiet period (1 s) the drain
- * stays, and the first GOAWAY names the largest stream id, which only announces the close. A connection closed
+ * shorter than Armeria's connection drain the stop cuts the drain as the port closes ({@link OpenConnections}), so
+ * the first GOAWAY is already the closing one, naming the last stream the server took (with the full drain it would
+ * name the largest stream id, which only announces the close); with the default quiet period (1 s) the drain
+ * stays. A connection closed
  * while the server runs keeps the full drain whatever the quiet period (Http2AbuseIT, at the test servers' 0).
  */
 class StopDrainIT {
