@@ -28,13 +28,13 @@ public final class EmptyEndpoint {
 
     private EmptyEndpoint() {}
 
-    /** Builds the endpoint's server on {@code port} of loopback, not started. */
-    static Server build(int port) {
+    /** Builds the endpoint's server on {@code port} of loopback, not started, its connections in {@code open}. */
+    static Server build(int port, OpenConnections open) {
         Settings settings = SluiceServer.builder().httpPort(port).shutdown(Duration.ZERO, Duration.ofSeconds(10))
                 .settings();
         ResponseHeaders headers = ResponseHeaders.of(HttpStatus.OK, com.linecorp.armeria.common.HttpHeaderNames
                 .CONTENT_TYPE, MediaType.JSON_UTF_8);
-        var sb = HttpStack.base(settings, settings.httpPort(), settings.maxBodyBytes());
+        var sb = HttpStack.base(settings, settings.httpPort(), settings.maxBodyBytes(), open);
         Routes.route(sb, HttpMethod.POST, "/v1/check", (ctx, req) -> HttpResponse.of(headers, HttpData.wrap(BODY)));
         return sb.build();
     }
@@ -42,9 +42,14 @@ public final class EmptyEndpoint {
     /** Starts the endpoint and serves until the JVM is stopped. */
     public static void main(String[] args) {
         int port = args.length == 0 ? 0 : Integer.parseInt(args[0]);
-        Server server = build(port);
+        OpenConnections open = new OpenConnections();
+        Server server = build(port, open);
         server.start().join();
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> ServerStop.released(server).join()));
+        // Its quiet period is 0, so a stop closes the connections at once, as sluice serve's does (SluiceServer).
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            open.closeWithDrainOnceThePortCloses(Duration.ZERO);
+            ServerStop.released(server).join();
+        }));
         System.out.println("empty endpoint: HTTP on http://" + Settings.DEFAULT_BIND + ":" + server.activeLocalPort());
         System.out.println("sluice serve: ready (empty endpoint); Ctrl-C stops");
         System.out.flush();

@@ -27,8 +27,9 @@ final class Routes {
      *
      * @param http the HTTP port's server
      * @param grpc the gRPC port's server, or null when gRPC is served on the HTTP port
+     * @param connections the client connections both hold
      */
-    record Servers(Server http, Server grpc) {}
+    record Servers(Server http, Server grpc, OpenConnections connections) {}
 
     private Routes() {}
 
@@ -52,7 +53,8 @@ final class Routes {
                 .build());
         GrpcService grpcHandler = grpcService.build();
 
-        ServerBuilder sb = HttpStack.base(settings, settings.httpPort(), settings.maxBodyBytes())
+        OpenConnections connections = new OpenConnections();
+        ServerBuilder sb = HttpStack.base(settings, settings.httpPort(), settings.maxBodyBytes(), connections)
                 .meterRegistry(metrics.registry());
         CheckRequest parser = new CheckRequest(settings, envoy);
         route(sb, HttpMethod.POST, "/v1/check", guarded(auth, "http",
@@ -88,11 +90,12 @@ final class Routes {
             sb.service(grpcHandler, s -> s.decorate(framing));
             grpc = null;
         } else {
-            ServerBuilder gb = HttpStack.base(settings, settings.grpcPort(), HttpStack.grpcTransportLimit(settings));
+            ServerBuilder gb = HttpStack.base(settings, settings.grpcPort(), HttpStack.grpcTransportLimit(settings),
+                    connections);
             gb.service(grpcHandler, s -> s.decorate(framing));
             grpc = gb.build();
         }
-        return new Servers(sb.build(), grpc);
+        return new Servers(sb.build(), grpc, connections);
     }
 
     /** Serves {@code path} for {@code method}; a GET route answers HEAD too. */

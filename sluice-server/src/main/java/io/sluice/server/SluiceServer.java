@@ -42,6 +42,7 @@ public final class SluiceServer implements AutoCloseable {
     private final AtomicReference<RuleSet> rules;
     private final Server http;
     private final Server grpc;
+    private final OpenConnections connections;
 
     private volatile boolean started;
 
@@ -53,6 +54,7 @@ public final class SluiceServer implements AutoCloseable {
                 resources.reloader(), clientClock, resources.hotKeys());
         this.http = servers.http();
         this.grpc = servers.grpc();
+        this.connections = servers.connections();
     }
 
     /** A builder; every setting has a default (the no-argument {@code sluice serve}). */
@@ -174,6 +176,12 @@ public final class SluiceServer implements AutoCloseable {
      */
     public CompletableFuture<Void> stopAsync() {
         resources.stopReloading();
+        // A quiet period shorter than Armeria's connection drain asks to stop sooner: the open connections are
+        // closed within it once their port closes (OpenConnections).
+        Duration drain = HttpStack.stopDrain(settings.shutdownQuietPeriod());
+        if (drain.compareTo(HttpStack.armeriaDrain()) < 0) {
+            connections.closeWithDrainOnceThePortCloses(drain);
+        }
         List<CompletableFuture<?>> stops = new ArrayList<>();
         stops.add(ServerStop.released(http));
         if (grpc != null) {

@@ -8,11 +8,12 @@ import org.junit.jupiter.api.Test;
 class HttpStackTest {
 
     @Test
-    void connectionsAreDrainedForArmeriasSecondAtMostAndNeverLongerThanTheQuietPeriod() {
-        assertThat(HttpStack.connectionDrain(Duration.ZERO)).isEqualTo(Duration.ZERO);
-        assertThat(HttpStack.connectionDrain(Duration.ofMillis(200))).isEqualTo(Duration.ofMillis(200));
-        assertThat(HttpStack.connectionDrain(Duration.ofSeconds(1))).isEqualTo(Duration.ofSeconds(1));
+    void aStopDrainsConnectionsForArmeriasSecondAtMostAndNeverLongerThanTheQuietPeriod() {
+        assertThat(HttpStack.armeriaDrain()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(HttpStack.stopDrain(Duration.ZERO)).isEqualTo(Duration.ZERO);
+        assertThat(HttpStack.stopDrain(Duration.ofMillis(200))).isEqualTo(Duration.ofMillis(200));
+        assertThat(HttpStack.stopDrain(Duration.ofSeconds(1))).isEqualTo(Duration.ofSeconds(1));
         // The default quiet period (1 s) and longer ones keep Armeria's drain: sluice serve stops as before.
-        assertThat(HttpStack.connectionDrain(Duration.ofSeconds(30))).isEqualTo(Duration.ofSeconds(1));
+        assertThat(HttpStack.stopDrain(Duration.ofSeconds(30))).isEqualTo(Duration.ofSeconds(1));
     }
 }
