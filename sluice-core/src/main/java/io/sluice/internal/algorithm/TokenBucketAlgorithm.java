@@ -366,7 +366,9 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
         long rest = (deficit - q * a) * b - roundingError;       // in (−b, a·b)
         long restMicros;
         if (rest >= 0) {
-            restMicros = a == 1 ? rest : (rest + a - 1) / a;     // ceil(rest / a); rest + a < 2^54
+            // ceil(rest / a); rest + a < 2^54. Up to a it is 1 (0 for 0) without a division: a bucket that refills
+            // more than a token per µs, short of less than one µs's refill, is full the next µs.
+            restMicros = rest <= a ? (rest == 0 ? 0 : 1) : (rest + a - 1) / a;
         } else {
             restMicros = -rest < a ? 0 : -(-rest / a);
         }

@@ -123,12 +123,15 @@ public final class MemoryStore implements Store {
             LAST_NAMESPACE.setRelease(this, ns);
         }
         reclaimer.maybeSweep();
+        // inPlace() is null but for a rule of one limit without shadow: the common case is one test.
+        InPlaceStep<Object> inPlace = compiled.inPlace();
+        if (inPlace != null && singleLimitPath) {
+            return decideInPlace(ns, compiled, inPlace, key, request);
+        }
         if (!singleLimitPath || compiled.slots() != 1 || compiled.hasShadow()) {
             return decideSeveral(ns, compiled, key, request);
         }
-        InPlaceStep<Object> inPlace = compiled.inPlace();
-        return inPlace != null ? decideInPlace(ns, compiled, inPlace, key, request)
-                : decideOne(ns, compiled, key, request);
+        return decideOne(ns, compiled, key, request);
     }
 
     /**
