@@ -2,6 +2,8 @@ package io.sluice.internal.memory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -85,5 +87,22 @@ class CellTest {
         int wrapped = cell.versionBeforeRead();
         assertThat(Cell.retired(wrapped)).isFalse();
         assertThat(wrapped).isZero();
+    }
+
+    @Test
+    void aThreadWaitingForTheWriteTakesItOnceTheWriterEndsAtTheVersionThatWriterLeft() throws Exception {
+        Cell cell = new Cell();
+        int before = cell.beginWrite();
+        CompletableFuture<Integer> waiter = CompletableFuture.supplyAsync(() -> {
+            int taken = cell.beginWrite();  // spins, then yields, until the write below ends
+            cell.endWrite(taken, false);
+            return taken;
+        });
+        assertThat(waiter).as("no second writer while the first writes").isNotDone();
+        cell.endWrite(before, true);
+        int taken = waiter.get(60, TimeUnit.SECONDS);
+        assertThat(taken).as("taken after the first write ended").isNotEqualTo(before);
+        assertThat(taken & Cell.READ_FIRST).as("the first write's hint").isNotZero();
+        assertThat(cell.versionBeforeRead() & 1).isZero();
     }
 }
