@@ -28,7 +28,7 @@ import java.lang.invoke.VarHandle;
  *
  * <p>Why a compare-and-set, not the cell's monitor: an uncontended monitor costs two atomic instructions (enter
  * and exit, HotSpot's lightweight locking in JDK 17), the compare-and-set one, and on the development machine one
- * atomic instruction was about 6 ns of a decision's 25 or so (docs/memory-store.md). The price is what a monitor
+ * atomic instruction was about 6 ns of the 20-odd a decision takes besides reading the clock (docs/memory-store.md). The price is what a monitor
  * did for free: a thread that finds a write under way waits for it by spinning, and yields its core after a few
  * spins ({@link #versionWhenSettled}), so that a writer descheduled mid-write (its write is a few dozen
  * instructions) gets the core back rather than being spun against. A compare-and-set on an immutable state
