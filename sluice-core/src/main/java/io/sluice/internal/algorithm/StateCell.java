@@ -6,8 +6,8 @@ package io.sluice.internal.algorithm;
  * Which field means what is the algorithm's (token_bucket: tokens, lastRefill, roundingError, refunded; gcra:
  * TAT, refunded).
  *
- * <p>Not thread-safe: the store steps the key's cell (a subclass with a sequence lock of its own) in place under
- * its monitor, or steps a private copy and publishes it into the cell.
+ * <p>Not thread-safe: the store steps the key's cell (a subclass with a sequence lock of its own) in place holding
+ * its write, or steps a private copy and publishes it into the cell.
  */
 public class StateCell {
 

@@ -199,11 +199,16 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
      * for a state refunded into min(refunded, Ticket.MAX_LIFETIME) later ("Life of the clock" below).
      */
     long expiresAt(long tokens, long lastRefill, long roundingError, long refunded) {
-        if (!freshIsFull) {
-            return Arith.NEVER;
-        }
-        long full = readyAt(tokens, lastRefill, roundingError, capacity);
-        if (full > Arith.MAX_TIME) {
+        return freshIsFull ? expiresAtFull(readyAt(tokens, lastRefill, roundingError, capacity), refunded)
+                : Arith.NEVER;
+    }
+
+    /**
+     * {@link #expiresAt(long, long, long, long)} of a state whose {@link #readyAt readyAt(capacity)} is {@code full},
+     * for a caller that computed it already.
+     */
+    long expiresAtFull(long full, long refunded) {
+        if (!freshIsFull || full > Arith.MAX_TIME) {
             return Arith.NEVER;
         }
         long until = refunded == 0 ? full : full + Math.min(refunded, GcraAlgorithm.MAX_TICKET_LIFETIME);
@@ -361,7 +366,9 @@ final class TokenBucketAlgorithm implements Algorithm<TokenBucketAlgorithm.State
         long rest = (deficit - q * a) * b - roundingError;       // in (−b, a·b)
         long restMicros;
         if (rest >= 0) {
-            restMicros = a == 1 ? rest : (rest + a - 1) / a;     // ceil(rest / a); rest + a < 2^54
+            // ceil(rest / a); rest + a < 2^54. Up to a it is 1 (0 for 0) without a division: a bucket that refills
+            // more than a token per µs, short of less than one µs's refill, is full the next µs.
+            restMicros = rest <= a ? (rest == 0 ? 0 : 1) : (rest + a - 1) / a;
         } else {
             restMicros = -rest < a ? 0 : -(-rest / a);
         }

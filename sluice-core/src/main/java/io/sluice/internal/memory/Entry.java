@@ -9,8 +9,8 @@ import io.sluice.internal.CompiledRule;
  * for a rule of one limit, that state's own expiry.
  *
  * <p>Immutable, but for one case: for a rule of one limit that steps in place, {@code one} is a {@link Cell}
- * that decisions update in place (see {@link Cell}), and the expiry is the cell's (read without the monitor it is
- * a hint, which whoever acts on it checks again under the monitor).
+ * that decisions update in place (see {@link Cell}), and the expiry is the cell's (read without the cell's write it is
+ * a hint, which whoever acts on it checks again holding the write).
  */
 record Entry(CompiledRule rule, Object[] many, Object one, long expiresAt) {
 

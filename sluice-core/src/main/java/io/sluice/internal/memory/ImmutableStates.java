@@ -13,8 +13,8 @@ final class ImmutableStates {
     private ImmutableStates() {}
 
     /**
-     * When {@code current} holds a {@link Cell}, replaces it by the immutable entry of the same state (under the
-     * cell's monitor, retiring the cell) and returns true, for the caller to read the key again; else false. The
+     * When {@code current} holds a {@link Cell}, replaces it by the immutable entry of the same state (holding the
+     * cell's write, retiring the cell) and returns true, for the caller to read the key again; else false. The
      * paths that work on immutable states call it first.
      */
     static boolean settle(Holder holder, Entry current) {
@@ -22,13 +22,15 @@ final class ImmutableStates {
         if (cell == null) {
             return false;
         }
-        synchronized (cell) {
-            if (!cell.retired()) {
-                Object state = cell.holdsState() ? current.rule().inPlace().save(cell) : null;
-                if (holder.compareAndSet(current, new Entry(current.rule(), null, state, cell.expiresAt()))) {
-                    cell.retire();
-                }
-            }
+        int version = cell.beginWrite();
+        if (Cell.retired(version)) {
+            return true;
+        }
+        Object state = cell.holdsState() ? current.rule().inPlace().save(cell) : null;
+        if (holder.compareAndSet(current, new Entry(current.rule(), null, state, cell.expiresAt()))) {
+            cell.retireHeld();
+        } else {
+            cell.abandonWrite(version);
         }
         return true;
     }

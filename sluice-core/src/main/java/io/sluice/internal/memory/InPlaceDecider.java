@@ -7,55 +7,60 @@ import io.sluice.internal.algorithm.InPlaceStep;
 import io.sluice.internal.algorithm.StateCell;
 
 /**
- * How a decision steps a key's {@link Cell}: in place under the cell's monitor when the cell shows no contention,
- * or on a private copy outside the monitor, writing back only if it changed anything, when the cell was last seen
- * rejecting or contended. The cell's {@link Cell#READ_FIRST} hint, read with the version, chooses.
+ * How a decision steps a key's {@link Cell}: in place, holding the cell's write, when the cell shows no contention,
+ * or on a private copy, writing back only if it changed anything, when the cell was last seen rejecting or
+ * contended. The cell's {@link Cell#READ_FIRST} hint, read with the version, chooses. No path takes a monitor: a
+ * write is taken by one compare-and-set of the version ({@link Cell}).
  *
- * <p><b>In place</b> (the hint clear: one thread admitting, the common case). Take the monitor, make the version
- * odd, run the algorithm's step on the cell's own integers, make the version even again (one write higher) and
- * release. No thread-local, no copy, no comparison: the step reads and writes the cell as it would a copy, and the
- * odd version sends any optimistic reader round again. The clock was read before the monitor, as on the other
- * path, so the step may get a {@code now} a little behind the state's, which every in-place step treats as the
- * pure step does, as no time having passed. The write sets the hint again when the decision was a rejection (the
- * next one likely writes nothing, and the lock-free read answers it without the monitor) or when the version moved
- * between the read before the monitor and the monitor (another decision wrote in between: the cell is contended).
+ * <p><b>In place</b> (the hint clear: one thread admitting, the common case). Take the write by a compare-and-set
+ * from the version just read (the version becomes odd), run the algorithm's step on the cell's own integers, and
+ * end the write with the next even version. No thread-local, no copy, no comparison, one atomic instruction: the
+ * step reads and writes the cell as it would a copy, and the odd version sends any optimistic reader round again.
+ * The clock was read before, as on the other path, so the step may get a {@code now} a little behind the state's,
+ * which every in-place step treats as the pure step does, as no time having passed. The write sets the hint when
+ * the decision was a rejection (the next one likely writes nothing, and the lock-free read answers it without
+ * taking the write). If the compare-and-set fails (another decision wrote since the read, or is writing), the
+ * decision goes the copy path, whose write sets the hint: the cell is contended.
  *
  * <p><b>On a copy</b> (the hint set):
  * <ol>
- *   <li>Read the cell optimistically (its version, the integers, the version again: {@link Cell}) into this
- *       thread's {@code seen} copy, and step a second copy, {@code work}; the {@link Decision} is built here,
- *       outside any lock.
+ *   <li>Read the cell optimistically (its version once no write is under way, the integers, the version again:
+ *       {@link Cell}) into this thread's {@code seen} copy, and step a second copy, {@code work}; the
+ *       {@link Decision} is built here, outside any write.
  *   <li>If the step left the copy as it was (a rejection that records nothing, a peek), the decision is
- *       returned and the cell is never locked or written: <b>read-only decisions take no lock.</b>
- *   <li>Otherwise take the monitor: if the version is still the one read, publish the copy (five integers) and
- *       return; if another decision wrote in between, read again. After {@link #OPTIMISTIC_TRIES} lost races,
- *       step in place under the monitor, so a thread that keeps losing still finishes.
+ *       returned and the cell is never written: <b>read-only decisions take no lock and write nothing.</b>
+ *   <li>Otherwise take the write by a compare-and-set from the version read, copy the five integers in and end the
+ *       write; if another decision wrote in between, the compare-and-set fails and the decision starts again from
+ *       step 1. After {@link #OPTIMISTIC_TRIES} lost races it waits for the write ({@link Cell#beginWrite}) and
+ *       steps in place.
  * </ol>
- * Holding the monitor only to copy five integers in is what keeps two threads admitting on one key from
- * inflating and parking on it for whole steps (730–980 ns per call when every decision stepped under the
- * monitor; issue 13), so a contended cell keeps the hint. A copy-path admission that won its first try clears
- * it on one write in 64 (the version's count picks which), so a key that stopped rejecting, or whose contention
- * ended, goes back to stepping in place; if the contention goes on, the next in-place decision sees the version
- * move under it and sets the hint again, so a contended key pays the in-place path about once per 64 writes. (One
- * in eight made two threads admitting on one key take 1,015 ns per call, one in 64 809 ns, in two quiet runs of
- * 2026-11-26; how soon an uncontended key returns to the in-place path matters less: 64 admissions.)
+ * Every path is lock-free: a decision that loses a race does so because another decision wrote. Holding the write
+ * only to copy five integers in is what keeps two threads admitting on one key from waiting on each other for
+ * whole steps (730–980 ns per call when every decision stepped under the cell's monitor; issue 13), so a contended
+ * cell keeps the hint. A copy-path admission that won its first try clears it on one write in 64 (the version's
+ * count picks which), so a key that stopped rejecting, or whose contention ended, goes back to stepping in place;
+ * if the contention goes on, the next in-place attempt fails its compare-and-set or loses its race and the copy
+ * path sets the hint again. (One in eight made two threads admitting on one key take 1,015 ns per call, one in 64
+ * 809 ns, in two quiet runs of 2026-11-26, both with the monitor; how soon an uncontended key returns to the
+ * in-place path matters less: 64 admissions.)
  *
  * <p>Why a read-only decision is sound. Its copy was validated: the cell held those integers throughout the
  * interval between the two reads of its version, and no write began in it. The cell was in its holder when the
- * decision found it; if it left the holder since (a settle, a sweep, an eviction, a reset), it left under the
- * monitor, and the version proves the retirement that follows came after the validation, so nothing was written
- * between the moment it left and the copy. Either way, at some instant within the decision's call (the end of
- * the validation, or just before the cell left its holder) the key's state was the copy: a decision that writes
- * nothing is the decision made at that instant. A rejection from a cell retired a moment later is a rejection
- * made just before the retirement.
+ * decision found it; if it left the holder since (a settle, a sweep, an eviction, a reset), it left holding the
+ * cell's write, and the version proves the retirement that follows came after the validation, so nothing was
+ * written between the moment it left and the copy. Either way, at some instant within the decision's call (the
+ * end of the validation, or just before the cell left its holder) the key's state was the copy: a decision that
+ * writes nothing is the decision made at that instant. A rejection from a cell retired a moment later is a
+ * rejection made just before the retirement.
  *
- * <p>A decision that writes lands only in a cell that is not retired (checked under the monitor), that is, still
- * in its holder: in place, it steps the integers it holds the monitor over; on a copy, only over the integers it
- * was computed from (same version): a lost race is decided again, never written over another decision's write.
+ * <p>A decision that writes lands only in a cell that is not retired (a retired version is odd for good, so no
+ * compare-and-set takes it), that is, still in its holder: in place, it steps the integers it holds the write
+ * over; on a copy, only over the integers it was computed from (the compare-and-set from the version it read): a
+ * lost race is decided again, never written over another decision's write.
  */
 final class InPlaceDecider {
 
-    /** Optimistic attempts before a decision steps under the monitor; a lost race means another decision wrote. */
+    /** Optimistic attempts before a decision waits for the write and steps in place; a lost race means another wrote. */
     static final int OPTIMISTIC_TRIES = 3;
 
     /** The version's write count, of which a copy-path admission clears the hint on one value in 64. */
@@ -83,47 +88,38 @@ final class InPlaceDecider {
      */
     static Decision decide(Cell cell, InPlaceStep<Object> inPlace, Request request, long now) {
         int version = cell.versionBeforeRead();
-        if ((version & (Cell.READ_FIRST | 1)) == Cell.READ_FIRST) {
-            return onCopy(cell, version, inPlace, request, now);
+        // The hint clear and the write taken at once (this also fails on a write under way, or a retired cell).
+        if ((version & Cell.READ_FIRST) == 0 && cell.tryBeginWrite(version)) {
+            return inPlace(cell, version, false, inPlace, request, now);
         }
-        return inPlace(cell, version, false, inPlace, request, now);
+        return onCopy(cell, inPlace, request, now);
     }
 
     /**
-     * The in-place path: steps the cell's own integers under its monitor. {@code seen} is the version read before
-     * taking the monitor; the hint is set after the step when {@code contended}, when the version moved since
-     * {@code seen}, or when the decision is a rejection.
+     * The in-place path, holding the write taken at {@code before}: steps the cell's own integers and ends the
+     * write with the hint set when {@code contended} or when the decision is a rejection.
      */
-    private static Decision inPlace(Cell cell, int seen, boolean contended, InPlaceStep<Object> inPlace,
+    private static Decision inPlace(Cell cell, int before, boolean contended, InPlaceStep<Object> inPlace,
                                     Request request, long now) {
-        synchronized (cell) {
-            if (cell.retired()) {
-                return null;
-            }
-            int before = cell.beginWrite();
-            Decision decision = null;
-            try {
-                decision = step(cell, inPlace, request, now);
-            } finally {
-                // Steps do not throw for a valid request; if one did, the version must still end even.
-                cell.endWrite(before, contended || before != seen || decision == null || !decision.allowed());
-            }
-            return decision;
+        Decision decision = null;
+        try {
+            decision = step(cell, inPlace, request, now);
+        } finally {
+            // Steps do not throw for a valid request; if one did, the write must still end.
+            cell.endWrite(before, contended || decision == null || !decision.allowed());
         }
+        return decision;
     }
 
-    /** The copy path (see the class comment), from {@code version}, read before and carrying the hint. */
-    private static Decision onCopy(Cell cell, int version, InPlaceStep<Object> inPlace, Request request,
-                                   long now) {
+    /** The copy path (see the class comment). */
+    private static Decision onCopy(Cell cell, InPlaceStep<Object> inPlace, Request request, long now) {
         Copies copies = COPIES.get();
         StateCell seen = copies.seen;
         StateCell work = copies.work;
         for (int attempt = 0; attempt < OPTIMISTIC_TRIES; attempt++) {
-            if (attempt > 0) {
-                version = cell.versionBeforeRead();
-            }
-            if ((version & 1) != 0) {
-                break;      // a write under way, or retired: the monitor tells which
+            int version = cell.versionWhenSettled();
+            if (Cell.retired(version)) {
+                return null;
             }
             seen.copyFrom(cell);
             if (!cell.unchangedSince(version)) {
@@ -134,19 +130,15 @@ final class InPlaceDecider {
             if (work.sameAs(seen)) {
                 return decision;
             }
-            synchronized (cell) {
-                int held = cell.versionHeld();
-                if (held == version) {
-                    boolean calm = attempt == 0 && decision.allowed() && (held & CLEAR_HINT_MASK) == CLEAR_HINT_MASK;
-                    cell.publish(work, !calm);
-                    return decision;
-                }
-                if ((held & 1) != 0) {
-                    return null;    // retired
-                }
+            if (cell.tryBeginWrite(version)) {
+                boolean calm = attempt == 0 && decision.allowed() && (version & CLEAR_HINT_MASK) == CLEAR_HINT_MASK;
+                cell.copyFrom(work);
+                cell.endWrite(version, !calm);
+                return decision;
             }
         }
-        return inPlace(cell, version, true, inPlace, request, now);
+        int version = cell.beginWrite();
+        return Cell.retired(version) ? null : inPlace(cell, version, true, inPlace, request, now);
     }
 
     /**

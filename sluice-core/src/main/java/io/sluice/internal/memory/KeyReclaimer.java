@@ -13,7 +13,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>A key is removed by swapping its entry to {@link Entry#DEAD} first and only then removing it from its map,
  * and a decision that meets {@code DEAD} looks the key up again; an entry whose state is a {@link Cell} is
- * swapped under the cell's monitor and the cell retired. So no decision is ever committed into a holder, or a
+ * swapped holding the cell's write and the cell retired. So no decision is ever committed into a holder, or a
  * cell, that has left the map.
  */
 final class KeyReclaimer {
@@ -189,7 +189,7 @@ final class KeyReclaimer {
      * Removes the holder's key if the holder still holds {@code expected} and its state has expired at
      * {@code now} ({@link Long#MAX_VALUE}: whatever its expiry); true when this call removed it. The holder is
      * swapped to {@link Entry#DEAD} first, so a decision that read it before cannot commit into it; a cell is
-     * checked again and retired under its monitor, as an in-place decision may have renewed it since it was read.
+     * checked again and retired holding its write, as an in-place decision may have renewed it since it was read.
      */
     boolean drop(ConcurrentHashMap<String, Holder> map, Holder holder, Entry expected, long now) {
         Cell cell = expected == null ? null : expected.cell();
@@ -198,12 +198,15 @@ final class KeyReclaimer {
                 return false;
             }
         } else {
-            synchronized (cell) {
-                if (cell.retired() || now < cell.expiresAt() || !holder.compareAndSet(expected, Entry.DEAD)) {
-                    return false;
-                }
-                cell.retire();
+            int version = cell.beginWrite();
+            if (Cell.retired(version)) {
+                return false;
             }
+            if (now < cell.expiresAt() || !holder.compareAndSet(expected, Entry.DEAD)) {
+                cell.abandonWrite(version);
+                return false;
+            }
+            cell.retireHeld();
         }
         map.remove(holder.key, holder);
         keys.decrement();

@@ -22,7 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * The in-memory store. Each key's state is one {@link Entry} in a {@link Holder}, replaced by compare-and-set
  * after a pure evaluation, so decisions on one key are linearizable and no lock is taken, with one exception:
  * a rule of one limit whose algorithm steps in place keeps its state in a {@link Cell} that decisions read
- * without a lock and write back under the cell's own monitor (below). See {@link io.sluice.MemoryStoreBuilder}
+ * without a lock and write holding the cell's write, taken by a compare-and-set (below). See {@link io.sluice.MemoryStoreBuilder}
  * for the memory and eviction rules; {@link KeyReclaimer} counts the keys, sweeps expired ones and evicts past
  * {@code maxKeys}.
  *
@@ -38,17 +38,19 @@ import java.util.concurrent.ConcurrentHashMap;
  *       to it (TokenBucketInPlacePropertiesTest, GcraInPlacePropertiesTest, FixedWindowInPlacePropertiesTest,
  *       SlidingWindowInPlacePropertiesTest),
  *       InPlaceContentionTest races it against the paths that settle a cell, and SingleLimitPathPropertiesTest
- *       holds this path to the general one. The cell is taken out of its holder only under its monitor, and then
+ *       holds this path to the general one. The cell is taken out of its holder only holding its write, and then
  *       retired (see {@link Cell}), so an in-place decision never lands in a key that was swept, evicted,
  *       reset or rewritten by another path. Those other paths (several limits, decideTogether, release, a rule
  *       change) first {@link ImmutableStates#settle} a cell into an immutable entry; the next in-place decision
- *       makes a new cell. {@link InPlaceDecider} steps an uncontended cell's own integers under its monitor (the
+ *       makes a new cell. {@link InPlaceDecider} steps an uncontended cell's own integers holding its write (the
  *       clock read before), and a cell last seen rejecting or contended on a copy outside any lock: a decision
- *       that writes nothing (most rejections, peeks) takes no lock at all, and one that writes holds the monitor
- *       only to check that nobody wrote the cell meanwhile and copy five integers back. (Holding it for the whole
- *       step on every decision, clock included, made two threads on one key take 730–980 ns per call: the
- *       monitor inflated and parked; issue 13. Copying on every decision made one thread admitting on one key
- *       pay a thread-local lookup and two copies: 62.6 → 79.7 ns.) InPlaceContentionTest and InPlaceDeciderTest
+ *       that writes nothing (most rejections, peeks) takes no lock at all, and one that writes takes the write by
+ *       a compare-and-set from the version it read (so only if nobody wrote the cell meanwhile) and holds it
+ *       only to copy five integers back. No path takes a monitor. (Holding the cell's monitor for the whole step
+ *       on every decision, clock included, made two threads on one key take 730–980 ns per call: the monitor
+ *       inflated and parked; issue 13. Copying on every decision made one thread admitting on one key pay a
+ *       thread-local lookup and two copies: 62.6 → 79.7 ns. An uncontended monitor around the in-place step
+ *       cost two atomic instructions where the compare-and-set costs one: docs/memory-store.md.) InPlaceContentionTest and InPlaceDeciderTest
  *       count exact grants with threads racing on these paths.
  *   <li><b>Arrays and the evaluator's outcome</b> ({@link #decideOne}): a rule of one limit keeps its state in
  *       the entry itself, and the step goes straight to the decision, without the states array, the "live"
@@ -121,18 +123,21 @@ public final class MemoryStore implements Store {
             LAST_NAMESPACE.setRelease(this, ns);
         }
         reclaimer.maybeSweep();
+        // inPlace() is null but for a rule of one limit without shadow: the common case is one test.
+        InPlaceStep<Object> inPlace = compiled.inPlace();
+        if (inPlace != null && singleLimitPath) {
+            return decideInPlace(ns, compiled, inPlace, key, request);
+        }
         if (!singleLimitPath || compiled.slots() != 1 || compiled.hasShadow()) {
             return decideSeveral(ns, compiled, key, request);
         }
-        InPlaceStep<Object> inPlace = compiled.inPlace();
-        return inPlace != null ? decideInPlace(ns, compiled, inPlace, key, request)
-                : decideOne(ns, compiled, key, request);
+        return decideOne(ns, compiled, key, request);
     }
 
     /**
      * {@link #decideOne} for an algorithm that steps in place: the state is the key's {@link Cell}, stepped by
-     * {@link InPlaceDecider} (in place under the cell's monitor, or on a copy for a contended or rejecting cell,
-     * then without the monitor for a decision that writes nothing); nothing is allocated but the decision. A key
+     * {@link InPlaceDecider} (in place holding the cell's write, or on a copy for a contended or rejecting cell,
+     * then without taking the write for a decision that writes nothing); nothing is allocated but the decision. A key
      * without a cell (a new key, or one whose state another path wrote) gets one, stepped before anyone else can
      * see it and committed as the entry. The clock is read once, first, so that no lock is ever held across it.
      */
@@ -438,7 +443,7 @@ public final class MemoryStore implements Store {
 
     /**
      * Removes the holder's key, unless another removal came first. A reset waits for the targets decided
-     * together to be written, and takes a cell out under its monitor ({@link KeyReclaimer#drop}).
+     * together to be written, and takes a cell out holding its write ({@link KeyReclaimer#drop}).
      */
     private void kill(Namespace ns, Holder holder) {
         for (;;) {

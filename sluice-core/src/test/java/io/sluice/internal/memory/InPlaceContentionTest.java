@@ -28,7 +28,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Threads stepping one key's {@link Cell} in place (on a copy, written back under the monitor; rejections and
+ * Threads stepping one key's {@link Cell} in place (on a copy, written back holding the cell's write; rejections and
  * peeks without any lock: {@link InPlaceDecider}) while other threads take the same key down the immutable paths
  * ({@code decideTogether} settles the cell into an entry and retires it; the next in-place decision makes a new
  * cell) neither lose nor duplicate a charge. No limit refills within a test but where the test steps the clock

@@ -26,9 +26,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The two ways {@link InPlaceDecider} steps a cell, and the hint in the cell's version word that chooses between
- * them: in place under the monitor while the cell is uncontended and admitting, on a copy (rejections without any
- * lock or write) once it rejects or is contended. The version is read where the test alone touches the store, so
- * the counts are exact; the race at the end counts permits, not time.
+ * them: in place (holding the write, taken by one compare-and-set) while the cell is uncontended and admitting, on
+ * a copy (rejections without any lock or write) once it rejects or is contended. The version is read where the
+ * test alone touches the store, so the counts are exact; the race at the end counts permits, not time.
  */
 class InPlaceDeciderTest {
 
@@ -58,7 +58,7 @@ class InPlaceDeciderTest {
         int version() {
             Cell cell = store.holderOf("r", "hot").get().cell();
             assertThat(cell).as("the key steps in place").isNotNull();
-            return cell.versionHeld();
+            return cell.versionBeforeRead();
         }
     }
 
