@@ -3,6 +3,7 @@ package io.sluice.internal.memory;
 import io.sluice.internal.algorithm.StateCell;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The state of one key under a rule of one limit whose algorithm steps in place ({@code InPlaceStep}): it sits
@@ -29,8 +30,8 @@ import java.lang.invoke.VarHandle;
  * <p>Why a compare-and-set, not the cell's monitor: an uncontended monitor costs two atomic instructions (enter
  * and exit, HotSpot's lightweight locking in JDK 17), the compare-and-set one, and on the development machine one
  * atomic instruction was about 6 ns of the 20-odd a decision takes besides reading the clock (docs/memory-store.md). The price is what a monitor
- * did for free: a thread that finds a write under way waits for it by spinning, and yields its core after a few
- * spins ({@link #versionWhenSettled}), so that a writer descheduled mid-write (its write is a few dozen
+ * did for free: a thread that finds a write under way waits for it by spinning, yields its core after a few
+ * spins and parks briefly after many yields ({@link #versionWhenSettled}), so that a writer descheduled mid-write (its write is a few dozen
  * instructions) gets the core back rather than being spun against. A compare-and-set on an immutable state
  * (Bucket4j's way) would allocate that state per decision, which is what this cell exists to avoid; a
  * {@code ReentrantLock} would add an object per key. The version is an {@code int} in the object header's gap,
@@ -50,6 +51,14 @@ final class Cell extends StateCell {
     private static final int RETIRED = Integer.MIN_VALUE;
     /** Spins on a write under way before each further wait yields the core. */
     private static final int SPINS = 64;
+    /**
+     * Waits, spins included, after which each further wait parks the thread briefly instead of yielding: with more
+     * threads than cores on one key, yielding alone keeps every waiter runnable and burning its share of the cores
+     * while the writer waits for one (the spin, yield, park back-off of StampedLock and Agrona's idle strategies).
+     */
+    private static final int YIELDS = SPINS + 64;
+    /** One park of a waiter that spun and yielded in vain: about one scheduler tick's worth of a writer's delay. */
+    private static final long PARK_NANOS = 50_000;
 
     private static final VarHandle VERSION;
 
@@ -93,7 +102,8 @@ final class Cell extends StateCell {
 
     /**
      * The version once no write is under way: even, or a retired cell's. Spins a little on a write under way
-     * (a step or a copy of five integers), then yields the core between reads, for a writer that lost it.
+     * (a step or a copy of five integers), then yields the core between reads, for a writer that lost it, and
+     * parks between reads once yielding has not let the writer finish either.
      */
     int versionWhenSettled() {
         for (int spins = 0; ; spins++) {
@@ -103,8 +113,10 @@ final class Cell extends StateCell {
             }
             if (spins < SPINS) {
                 Thread.onSpinWait();
-            } else {
+            } else if (spins < YIELDS) {
                 Thread.yield();
+            } else {
+                LockSupport.parkNanos(PARK_NANOS);
             }
         }
     }
