@@ -98,8 +98,12 @@ final class EvictionFlood {
                 .keys(BYSTANDER_KEYS).threads(1).inFlight(BYSTANDER);
     }
 
-    /** Each phase: five times a server row's run (full: 10 s, which pushes the flood well past the bound). */
+    /**
+     * Each phase: five times a server row's run (full: 10 s, which pushes the flood well past the bound; quick:
+     * 5 s), and no longer than a new server's warm-up budget, so that a test's tiny profile (a 2 s budget) spends
+     * 2 s per phase rather than 5 s on a row it only checks for shape.
+     */
     static int floodSeconds(Profile profile) {
-        return 5 * ServerSuite.runSeconds(profile);
+        return Math.min(5 * ServerSuite.runSeconds(profile), ServerSuite.serverWarmupSeconds(profile));
     }
 }
