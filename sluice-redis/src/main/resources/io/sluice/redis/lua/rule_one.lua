@@ -40,18 +40,27 @@ local function open_one(key, name, fingerprint, words, now)
   return alg, p, state, dirty
 end
 
+-- The call's request id key (nil when the call has none) and, when that id was seen before, the first call's reply
+-- marked as replayed: a replayed call answers as the first one did (rule.lua: "Replays").
+local function replay_of(KEYS, ARGV)
+  if ARGV[5] == "" then
+    return nil, nil
+  end
+  local dedup_key = KEYS[2]
+  local stored = redis.call("GET", dedup_key)
+  if stored then
+    local reply = sluice.words(stored)
+    reply[#reply + 1] = "1"
+    return dedup_key, reply
+  end
+  return dedup_key, nil
+end
+
 local function sluice_decide_one(KEYS, ARGV)
   local S = sluice
-  local dedup_key = nil
-  if ARGV[5] ~= "" then
-    dedup_key = KEYS[2]
-    -- A replayed call answers as the first one did (rule.lua: "Replays").
-    local stored = redis.call("GET", dedup_key)
-    if stored then
-      local reply = S.words(stored)
-      reply[#reply + 1] = "1"
-      return reply
-    end
+  local dedup_key, replayed = replay_of(KEYS, ARGV)
+  if replayed then
+    return replayed
   end
   local now, client_time, slack_ms = S.call_time(ARGV[4])
 
@@ -161,15 +170,9 @@ end
 -- before it).
 local function sluice_decide_batch_one(KEYS, ARGV)
   local S = sluice
-  local dedup_key = nil
-  if ARGV[5] ~= "" then
-    dedup_key = KEYS[2]
-    local stored = redis.call("GET", dedup_key)
-    if stored then
-      local reply = S.words(stored)
-      reply[#reply + 1] = "1"
-      return reply
-    end
+  local dedup_key, replayed = replay_of(KEYS, ARGV)
+  if replayed then
+    return replayed
   end
   local now, client_time, slack_ms = S.call_time(ARGV[4])
   local key, fingerprint = KEYS[1], ARGV[9]
